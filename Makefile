@@ -1,0 +1,30 @@
+# Two entry points: `make demo` (the main job) and `make test` (lint + tests).
+# Each creates .venv when missing. torch==2.13.0 is installed first: its CPU build lies
+# on our machines' disk, while an unpinned torch pulls a multi-GB CUDA build.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/magma demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -n 2 -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,55 @@
+"""The ``magma`` command. Each subcommand lives in its own module with a ``register`` hook.
+
+Errors the user can fix (bad options, unknown preset, unreachable agent) print one line to
+stderr and exit non-zero, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Subcommand modules, in help order. Each defines ``register(subparsers) -> None`` and sets
+# ``func(args) -> int`` on its parser via ``set_defaults``.
+SUBCOMMANDS = (
+    "magma_core.cli.demo",
+)
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, non-zero exit
+        self.exit(2, f"magma: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="magma", description="Run language agents on simulated robot tasks.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module_name in SUBCOMMANDS:
+        importlib.import_module(module_name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except CliError as exc:
+        print(f"magma: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("magma: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

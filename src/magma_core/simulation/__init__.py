@@ -1,0 +1,1 @@
+"""Scenario contract (data structures, stages, goals, errors, tools, tasks) and the engine."""

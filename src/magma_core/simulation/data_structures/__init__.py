@@ -1,0 +1,48 @@
+"""Layer 1 of the contract: plain data exchanged between scenarios, the engine and agents.
+
+Everything scenario code builds or receives is importable from here, as in the seeds:
+``from magma_core.simulation.data_structures import EnvStateUpdate, ToolResult``.
+"""
+
+from magma_core.simulation.data_structures.decisions import Decision, ToolCall
+from magma_core.simulation.data_structures.enums import StageState, StageSuccess, ToolErrorFlag
+from magma_core.simulation.data_structures.instructions import (
+    EmptyInstruction,
+    Instruction,
+    StatusInstruction,
+    UserInstruction,
+)
+from magma_core.simulation.data_structures.observation import Observation
+from magma_core.simulation.data_structures.pose import Pose
+from magma_core.simulation.data_structures.situation import Situation, SituationInit, StageInput
+from magma_core.simulation.data_structures.tools import (
+    GRIPPER_TOKENS,
+    EnvStateUpdate,
+    Log,
+    ToolBatchContext,
+    ToolExecution,
+    ToolResult,
+)
+
+__all__ = [
+    "GRIPPER_TOKENS",
+    "Decision",
+    "EmptyInstruction",
+    "EnvStateUpdate",
+    "Instruction",
+    "Log",
+    "Observation",
+    "Pose",
+    "Situation",
+    "SituationInit",
+    "StageInput",
+    "StageState",
+    "StageSuccess",
+    "StatusInstruction",
+    "ToolBatchContext",
+    "ToolCall",
+    "ToolErrorFlag",
+    "ToolExecution",
+    "ToolResult",
+    "UserInstruction",
+]

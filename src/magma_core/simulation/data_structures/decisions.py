@@ -1,0 +1,40 @@
+"""An agent's decision as the engine consumes it: a message and/or tool calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ToolCall:
+    """One tool call aimed at one robot."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    target_robot_name: str | None = None
+
+    def to_function_string(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
+        return f"{self.name}({args})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "arguments": dict(self.arguments),
+            "target_robot_name": self.target_robot_name,
+        }
+
+
+@dataclass
+class Decision:
+    """What an agent answered for one step: ``say`` text, ``tool_calls``, or both empty."""
+
+    say: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+    def has_tool_calls(self) -> bool:
+        return bool(self.tool_calls)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"say": self.say, "tool_calls": [c.to_dict() for c in self.tool_calls]}

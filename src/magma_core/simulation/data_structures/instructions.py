@@ -1,0 +1,92 @@
+"""Instructions shown to the agent at the start of a stage."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class Instruction:
+    """Base of every instruction: some text content and a role."""
+
+    role: str = ""
+
+    def __init__(self, content: str, *, has_constraint: bool = False) -> None:
+        self.content = content
+        self.has_constraint = bool(has_constraint)
+
+    def get_content(self) -> str:
+        return self.content
+
+    def is_empty(self) -> bool:
+        return False
+
+    def to_string(self) -> str:
+        return self.content
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self)
+            and self.content == other.content  # type: ignore[attr-defined]
+            and self.has_constraint == other.has_constraint  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.content, self.has_constraint))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.content!r})"
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {"content": self.content, "has_constraint": self.has_constraint}
+
+    def to_spec(self) -> dict[str, Any]:
+        from magma_core.serialization import object_to_spec
+
+        return object_to_spec(self, self._to_spec_arguments())
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> Instruction:
+        from magma_core.serialization import object_from_spec
+
+        return object_from_spec(spec, cls)
+
+
+class UserInstruction(Instruction):
+    """A direct instruction from the user. ``content`` must be a non-empty string."""
+
+    role = "USER"
+
+    def __init__(self, content: str, has_constraint: bool = False) -> None:
+        if not isinstance(content, str) or not content.strip():
+            raise ValueError("UserInstruction content must be a non-empty string")
+        super().__init__(content, has_constraint=has_constraint)
+
+
+class EmptyInstruction(Instruction):
+    """No new user input: the stage continues the previous one (always linked)."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+    def is_empty(self) -> bool:
+        return True
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {}
+
+
+class StatusInstruction(Instruction):
+    """Engine feedback shown to the agent as the next input (kind ``env``)."""
+
+    role = "SYSTEM"
+
+    def __init__(self, status: dict[str, Any]) -> None:
+        super().__init__(json.dumps(status, default=str))
+        self.status = dict(status)
+
+    def to_string(self) -> str:
+        return str(self.status.get("infos") or self.status.get("error") or self.content)
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {"status": self.status}
