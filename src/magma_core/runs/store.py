@@ -1,0 +1,256 @@
+"""The run store: one SQLite file (WAL) holding runs, episodes and what happened in them.
+
+Each finished episode is written in one transaction, so a killed run loses only the episodes in
+flight, and running again with the same name resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    name TEXT PRIMARY KEY,
+    preset TEXT NOT NULL,
+    config TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    run_name TEXT NOT NULL REFERENCES runs(name),
+    episode INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    stages_total INTEGER NOT NULL,
+    stages_passed INTEGER NOT NULL,
+    optimal INTEGER NOT NULL,
+    acceptable INTEGER NOT NULL,
+    exceeded INTEGER NOT NULL,
+    tool_calls INTEGER NOT NULL,
+    decisions INTEGER NOT NULL,
+    wall_s REAL NOT NULL,
+    record TEXT NOT NULL,
+    finished_at REAL NOT NULL,
+    PRIMARY KEY (run_name, episode)
+);
+CREATE TABLE IF NOT EXISTS decisions (
+    run_name TEXT NOT NULL,
+    episode INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    stage INTEGER,
+    instruction TEXT,
+    say TEXT,
+    status TEXT,
+    PRIMARY KEY (run_name, episode, step)
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    run_name TEXT NOT NULL,
+    episode INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    call INTEGER NOT NULL,
+    robot TEXT,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    ok INTEGER NOT NULL,
+    message TEXT,
+    failure_flag TEXT,
+    PRIMARY KEY (run_name, episode, step, call)
+);
+CREATE TABLE IF NOT EXISTS stage_outcomes (
+    run_name TEXT NOT NULL,
+    episode INTEGER NOT NULL,
+    stage INTEGER NOT NULL,
+    success TEXT NOT NULL,
+    state TEXT,
+    tool_calls INTEGER,
+    forgiven_tool_calls INTEGER,
+    PRIMARY KEY (run_name, episode, stage)
+);
+"""
+
+
+@dataclass(frozen=True)
+class EpisodeSummary:
+    """The table row of a finished episode."""
+
+    episode: int
+    seed: int
+    status: str
+    stages_total: int
+    stages_passed: int
+    optimal: int
+    acceptable: int
+    exceeded: int
+    tool_calls: int
+    decisions: int
+    wall_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class EpisodeRows:
+    """Normalised rows extracted from an episode record (see ``magma_core.runs.extract``)."""
+
+    decisions: list[tuple] = ()  # (step, stage, instruction, say, status)
+    tool_calls: list[tuple] = ()  # (step, call, robot, tool, arguments_json, ok, message, flag)
+    stage_outcomes: list[tuple] = ()  # (stage, success, state, tool_calls, forgiven)
+
+
+class RunStore:
+    """SQLite run store at ``path`` (created on first use)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.executescript(_SCHEMA)
+        self._conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- runs --------------------------------------------------------------------------
+    def open_run(self, name: str, preset: str, config: dict[str, Any]) -> dict[str, Any]:
+        """Create the run, or return the stored one. Resuming with another preset is refused."""
+        row = self._conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
+        now = time.time()
+        if row is None:
+            with self._transaction() as conn:
+                conn.execute(
+                    "INSERT INTO runs(name, preset, config, created_at, updated_at) VALUES (?,?,?,?,?)",
+                    (name, preset, json.dumps(config, sort_keys=True), now, now),
+                )
+            return {"name": name, "preset": preset, "config": config, "created_at": now}
+        if row["preset"] != preset:
+            raise ValueError(
+                f"run {name!r} exists for preset {row['preset']!r}, not {preset!r}; choose another --name"
+            )
+        return {
+            "name": name,
+            "preset": row["preset"],
+            "config": json.loads(row["config"]),
+            "created_at": row["created_at"],
+        }
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        rows = self._conn.execute(
+            """SELECT r.name, r.preset, r.created_at, r.updated_at,
+                      COUNT(e.episode) AS episodes,
+                      SUM(e.status = 'success') AS successes
+               FROM runs r LEFT JOIN episodes e ON e.run_name = r.name
+               GROUP BY r.name ORDER BY r.created_at"""
+        ).fetchall()
+        return [dict(r) | {"successes": r["successes"] or 0} for r in rows]
+
+    def get_run(self, name: str) -> dict[str, Any] | None:
+        row = self._conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            return None
+        return dict(row) | {"config": json.loads(row["config"])}
+
+    # -- episodes ----------------------------------------------------------------------
+    def finished_episodes(self, run_name: str) -> set[int]:
+        rows = self._conn.execute(
+            "SELECT episode FROM episodes WHERE run_name = ?", (run_name,)
+        ).fetchall()
+        return {r["episode"] for r in rows}
+
+    def save_episode(
+        self,
+        run_name: str,
+        summary: EpisodeSummary,
+        record: dict[str, Any],
+        rows: EpisodeRows | None = None,
+    ) -> None:
+        """Write one finished episode and its rows atomically (replacing nothing: a duplicate
+        episode index raises ``sqlite3.IntegrityError``)."""
+        rows = rows or EpisodeRows()
+        key = (run_name, summary.episode)
+        with self._transaction() as conn:
+            conn.execute(
+                """INSERT INTO episodes(run_name, episode, seed, status, stages_total, stages_passed,
+                       optimal, acceptable, exceeded, tool_calls, decisions, wall_s, record, finished_at)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (
+                    *key,
+                    summary.seed,
+                    summary.status,
+                    summary.stages_total,
+                    summary.stages_passed,
+                    summary.optimal,
+                    summary.acceptable,
+                    summary.exceeded,
+                    summary.tool_calls,
+                    summary.decisions,
+                    summary.wall_s,
+                    json.dumps(record, default=str),
+                    time.time(),
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO decisions VALUES (?,?,?,?,?,?,?)", [(*key, *r) for r in rows.decisions]
+            )
+            conn.executemany(
+                "INSERT INTO tool_calls VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [(*key, *r) for r in rows.tool_calls],
+            )
+            conn.executemany(
+                "INSERT INTO stage_outcomes VALUES (?,?,?,?,?,?,?)",
+                [(*key, *r) for r in rows.stage_outcomes],
+            )
+            conn.execute("UPDATE runs SET updated_at = ? WHERE name = ?", (time.time(), run_name))
+
+    def episodes(self, run_name: str) -> list[EpisodeSummary]:
+        rows = self._conn.execute(
+            "SELECT * FROM episodes WHERE run_name = ? ORDER BY episode", (run_name,)
+        ).fetchall()
+        fields = EpisodeSummary.__dataclass_fields__
+        return [EpisodeSummary(**{k: r[k] for k in fields}) for r in rows]
+
+    def episode_record(self, run_name: str, episode: int) -> dict[str, Any] | None:
+        row = self._conn.execute(
+            "SELECT record FROM episodes WHERE run_name = ? AND episode = ?", (run_name, episode)
+        ).fetchone()
+        return None if row is None else json.loads(row["record"])
+
+    def count(self, table: str, run_name: str) -> int:
+        if table not in {"episodes", "decisions", "tool_calls", "stage_outcomes"}:
+            raise ValueError(f"unknown table {table!r}")
+        return self._conn.execute(
+            f"SELECT COUNT(*) FROM {table} WHERE run_name = ?", (run_name,)
+        ).fetchone()[0]

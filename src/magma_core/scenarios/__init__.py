@@ -1,0 +1,23 @@
+"""Scenario providers: manifests, discovery by entry point, and loading of presets."""
+
+from magma_core.scenarios.manifest import ScenarioManifest
+from magma_core.scenarios.registry import (
+    ENTRY_POINT_GROUP,
+    ScenarioError,
+    clear_cache,
+    get_scenario,
+    list_scenarios,
+    load_preset,
+    register_environments,
+)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ScenarioError",
+    "ScenarioManifest",
+    "clear_cache",
+    "get_scenario",
+    "list_scenarios",
+    "load_preset",
+    "register_environments",
+]

@@ -1,0 +1,148 @@
+"""Discovery of scenario providers (entry-point group ``magma.scenarios``) and component loading.
+
+Listing reads manifests only; it never imports the simulator. Loading a preset first imports the
+modules that register the scenario's environments, then the class.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import entry_points
+from typing import Any
+
+from magma_core.scenarios.manifest import ScenarioManifest
+
+ENTRY_POINT_GROUP = "magma.scenarios"
+
+
+class ScenarioError(Exception):
+    """A scenario provider or component cannot be found or loaded (one-line message)."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    manifest: ScenarioManifest
+    source: str  # "distribution: entry.point = module:attr"
+
+
+def _load_entry_point(ep: Any) -> Provider:
+    dist = getattr(getattr(ep, "dist", None), "name", "?")
+    source = f"{dist}: {ep.name} = {ep.value}"
+    try:
+        manifest = ep.load()
+    except Exception as exc:  # a broken provider must not hide the others' names
+        raise ScenarioError(f"scenario provider {source} failed to load: {exc}") from exc
+    if not isinstance(manifest, ScenarioManifest):
+        raise ScenarioError(f"scenario provider {source} is not a ScenarioManifest")
+    if manifest.id != ep.name:
+        raise ScenarioError(
+            f"scenario provider {source} declares id {manifest.id!r}; the entry-point name must equal it"
+        )
+    return Provider(manifest, source)
+
+
+@lru_cache(maxsize=1)
+def _providers() -> dict[str, Provider]:
+    found: dict[str, Provider] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        provider = _load_entry_point(ep)
+        previous = found.get(provider.manifest.id)
+        if previous is not None and previous.source != provider.source:
+            raise ScenarioError(
+                f"duplicate scenario id {provider.manifest.id!r}: "
+                f"{previous.source} and {provider.source}"
+            )
+        found[provider.manifest.id] = provider
+    _check_environments(found)
+    return found
+
+
+def _check_environments(found: dict[str, Provider]) -> None:
+    owners: dict[str, tuple[str, str]] = {}
+    for sid, provider in found.items():
+        for env_id, module in provider.manifest.environments.items():
+            if env_id in owners and owners[env_id][1] != module:
+                raise ScenarioError(
+                    f"env {env_id!r} is registered by {owners[env_id][1]} ({owners[env_id][0]}) "
+                    f"and by {module} ({sid})"
+                )
+            owners[env_id] = (sid, module)
+
+
+def clear_cache() -> None:
+    """Forget discovered providers (after installing a package in the same process)."""
+    _providers.cache_clear()
+
+
+def list_scenarios() -> list[ScenarioManifest]:
+    """Every installed scenario's manifest, sorted by id."""
+    return [p.manifest for _, p in sorted(_providers().items())]
+
+
+def get_scenario(scenario_id: str) -> ScenarioManifest:
+    providers = _providers()
+    if scenario_id not in providers:
+        known = ", ".join(sorted(providers)) or "none"
+        raise ScenarioError(f"unknown scenario {scenario_id!r} (installed: {known})")
+    return providers[scenario_id].manifest
+
+
+def register_environments(scenario_id: str) -> list[str]:
+    """Import the modules that register the scenario's gym envs; return the env ids."""
+    manifest = get_scenario(scenario_id)
+    for env_id, module in manifest.environments.items():
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            raise ScenarioError(f"cannot import {module} (registers {env_id}): {exc}") from exc
+        _check_registered(env_id, module)
+    return list(manifest.environments)
+
+
+def _check_registered(env_id: str, module: str) -> None:
+    try:
+        from mani_skill.utils.registration import REGISTERED_ENVS
+    except ImportError:  # pragma: no cover - mani_skill is a dependency
+        return
+    if env_id not in REGISTERED_ENVS:
+        raise ScenarioError(f"importing {module} did not register env {env_id!r}")
+
+
+def _split(component: str) -> tuple[str, str]:
+    if not isinstance(component, str) or component.count(".") != 1:
+        raise ScenarioError(f"component {component!r} must be 'scenario.Name'")
+    scenario_id, name = component.split(".")
+    if not scenario_id or not name:
+        raise ScenarioError(f"component {component!r} must be 'scenario.Name'")
+    return scenario_id, name
+
+
+def _import_target(target: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ScenarioError(f"cannot import {module_name}: {exc}") from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ScenarioError(f"{module_name} has no {attr}") from None
+
+
+def load_preset(component: str) -> type:
+    """Load ``"scenario.Name"``: register the scenario's envs, import the class, check it is a
+    ``BaseTask`` subclass, return the class."""
+    from magma_core.simulation.tasks import BaseTask
+
+    scenario_id, name = _split(component)
+    manifest = get_scenario(scenario_id)
+    if name not in manifest.presets:
+        known = ", ".join(sorted(manifest.presets)) or "none"
+        raise ScenarioError(f"scenario {scenario_id!r} has no preset {name!r} (presets: {known})")
+    register_environments(scenario_id)
+    cls = _import_target(manifest.presets[name])
+    if not (isinstance(cls, type) and issubclass(cls, BaseTask)):
+        raise ScenarioError(f"{manifest.presets[name]} is not a BaseTask subclass")
+    return cls

@@ -1,0 +1,13 @@
+"""The manifests of the built-in scenarios (strings only: listing imports nothing else)."""
+
+from magma_core.scenarios.manifest import ScenarioManifest
+
+CUBE = ScenarioManifest(
+    id="cube",
+    presets={
+        "PickPlace": "magma_scenarios.cube.presets:PickPlace",
+        "MovedCube": "magma_scenarios.cube.presets:MovedCube",
+        "Machine": "magma_scenarios.cube.presets:Machine",
+    },
+    environments={"MagmaCube-v1": "magma_scenarios.cube.env"},
+)
