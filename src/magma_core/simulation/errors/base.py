@@ -1,0 +1,114 @@
+"""``BaseError`` (the hooks an injected error implements) and ``ToolErrorSupport``."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from magma_core.serialization import (
+    extract_constructor_arguments,
+    object_from_spec,
+    object_to_spec,
+)
+
+if TYPE_CHECKING:
+    from magma_core.simulation.data_structures import Observation, ToolExecution, ToolResult
+
+
+class BaseError:
+    """An error a stage can inject into the tools that support it.
+
+    Subclasses must be constructible without arguments (optional arguments are fine).
+    Runtime arguments are per trajectory: ``initialize`` builds them when the error is
+    selected, and the engine passes them back to every hook.
+    """
+
+    required_key: ClassVar[tuple[str, ...]] = ()
+    optional_key: ClassVar[tuple[str, ...]] = ()
+
+    def get_name(self) -> str:
+        """The error's unique key within a stage (the class name by default)."""
+        return type(self).__name__
+
+    def initialize(self, obs: Observation, env_id: int) -> dict[str, Any] | None:
+        """Runtime arguments for one trajectory; None means "selected, bind later"."""
+        return {}
+
+    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, Any]) -> bool | None:
+        """Before motion: may edit or ``fail()`` the execution. Return whether it took effect
+        (None: it took effect if the execution is now failed)."""
+        return False
+
+    def apply_post_verif(self, tool_result: ToolResult, args: dict[str, Any]) -> bool | None:
+        """After verification: may edit the result. Return whether it took effect
+        (None: it took effect if ``ok`` or ``reason`` changed)."""
+        return False
+
+    def get_description(self, args: dict[str, Any] | None) -> str:
+        """Text shown in statuses for this active error ("" for none)."""
+        return ""
+
+    def validate_arguments(self, args: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Check externally provided runtime arguments against ``required_key``/``optional_key``."""
+        args = {} if args is None else args
+        if not isinstance(args, Mapping):
+            raise TypeError(f"{self.get_name()} arguments must be a dict, got {type(args).__name__}")
+        missing = [k for k in self.required_key if k not in args]
+        unknown = [k for k in args if k not in self.required_key and k not in self.optional_key]
+        if missing or unknown:
+            raise ValueError(
+                f"{self.get_name()} arguments: missing {missing}, unknown {unknown} "
+                f"(required {list(self.required_key)}, optional {list(self.optional_key)})"
+            )
+        return dict(args)
+
+    # -- serialization -------------------------------------------------------------------
+    def _spec_arguments(self) -> dict[str, Any]:
+        if "_to_spec_arguments" in type(self).__dict__:
+            return self._to_spec_arguments()  # type: ignore[attr-defined]
+        return extract_constructor_arguments(self)
+
+    def to_spec(self) -> dict[str, Any]:
+        """The spec: the class's own ``_to_spec_arguments()``, else its constructor arguments."""
+        return object_to_spec(self, self._spec_arguments())
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> BaseError:
+        return object_from_spec(spec, cls)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def check_no_argument_error_type(error_type: Any) -> None:
+    """``TypeError`` unless ``error_type`` is a ``BaseError`` subclass constructible without args."""
+    if not inspect.isclass(error_type) or not issubclass(error_type, BaseError):
+        raise TypeError(f"An error type must be a BaseError subclass, got {error_type!r}")
+    if inspect.isabstract(error_type):
+        raise TypeError(f"Error type {error_type.__name__} is abstract")
+    try:
+        inspect.signature(error_type).bind()
+    except TypeError as exc:
+        raise TypeError(
+            f"Error type {error_type.__name__} must be constructible without arguments: {exc}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class ToolErrorSupport:
+    """A tool's opt-in to the pre-execution and/or post-verification hooks of an error type."""
+
+    error_type: type[BaseError]
+    pre: bool = True
+    post: bool = True
+
+    def __post_init__(self) -> None:
+        check_no_argument_error_type(self.error_type)
+        if not isinstance(self.pre, bool) or not isinstance(self.post, bool):
+            raise TypeError("ToolErrorSupport.pre and .post must be bools")
+        if not (self.pre or self.post):
+            raise TypeError(
+                f"ToolErrorSupport({self.error_type.__name__}) must enable pre or post"
+            )

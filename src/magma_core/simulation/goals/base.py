@@ -1,0 +1,88 @@
+"""``BaseGoal``: the per-env stage check, and the helpers goals share."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import torch
+
+from magma_core.serialization import (
+    extract_constructor_arguments,
+    object_from_spec,
+    object_to_spec,
+)
+
+SCORE_DTYPE = torch.int64
+SCORE_VALUES = (-1, 0, 1)
+
+
+class BaseGoal(ABC):
+    """A check of the world: ``verify(obs)`` gives a ``Tensor[N]`` of -1/0/1, one per env.
+
+    ``obs`` is the raw observation of the envs being verified (batch dimension first). A goal
+    is pure: it never changes the world. It serialises through its own
+    ``_to_spec_arguments()`` when the class defines one, else through its constructor
+    arguments read from same-named attributes.
+    """
+
+    @abstractmethod
+    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+        """One score per env: 1 satisfied, 0 pending, -1 failed."""
+
+    def get_name(self) -> str:
+        return type(self).__name__
+
+    def _spec_arguments(self) -> dict[str, Any]:
+        if "_to_spec_arguments" in type(self).__dict__:
+            return self._to_spec_arguments()  # type: ignore[attr-defined]
+        return extract_constructor_arguments(self)
+
+    def to_spec(self) -> dict[str, Any]:
+        return object_to_spec(self, self._spec_arguments())
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> BaseGoal:
+        return object_from_spec(spec, cls)
+
+    def __repr__(self) -> str:
+        try:
+            args = ", ".join(f"{k}={v!r}" for k, v in self._spec_arguments().items())
+        except ValueError:
+            args = "..."
+        return f"{type(self).__name__}({args})"
+
+
+def object_xy(obs: dict[str, Any], name: str) -> torch.Tensor:
+    """The ``[N, 2]`` XY positions of ``obs["extra"][name]`` (a pose tensor or ``{"pose": ...}``)."""
+    extra = obs.get("extra") if isinstance(obs, dict) else None
+    if not isinstance(extra, dict):
+        raise KeyError("Goals read obs['extra'], which this observation lacks")
+    if name not in extra:
+        raise KeyError(f"obs['extra'] has no entry {name!r}; it has {sorted(extra)}")
+    entry = extra[name]
+    if isinstance(entry, dict):
+        entry = entry.get("pose")
+    if not isinstance(entry, torch.Tensor) or entry.ndim != 2 or entry.shape[1] < 2:
+        raise ValueError(
+            f"obs['extra'][{name!r}] must be a [N, 7] pose tensor or a dict with one under 'pose'"
+        )
+    return entry[:, :2]
+
+
+def check_score(score: Any, num_envs: int | None, where: str) -> torch.Tensor:
+    """Normalise a goal's output to a ``Tensor[N]`` of -1/0/1 (``ValueError`` otherwise)."""
+    if not isinstance(score, torch.Tensor) or score.ndim != 1:
+        raise ValueError(f"{where} must return a 1-D tensor, got {_describe(score)}")
+    if num_envs is not None and score.shape[0] != num_envs:
+        raise ValueError(f"{where} returned {score.shape[0]} scores for {num_envs} envs")
+    score = score.to(SCORE_DTYPE)
+    if not torch.isin(score, torch.tensor(SCORE_VALUES, device=score.device)).all():
+        raise ValueError(f"{where} returned scores outside -1/0/1: {score.tolist()}")
+    return score
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    return type(value).__name__

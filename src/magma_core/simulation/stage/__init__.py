@@ -1,0 +1,25 @@
+"""Stages: what the agent is asked, how completion is verified, budgets and entry effects.
+
+Scenario stages subclass ``BaseTaskStage``; entry transitions live in
+``magma_core.simulation.stage.environment_transition``.
+"""
+
+from magma_core.simulation.stage.base import BaseTaskStage
+from magma_core.simulation.stage.completion import CompletionAnswerStage
+from magma_core.simulation.stage.composite import BaseStageComposite
+from magma_core.simulation.stage.environment_transition import BaseStageEnvironmentTransition
+from magma_core.simulation.stage.parameters import (
+    StageErrorParameters,
+    StageGlobalParameters,
+    TextOnlyValidationMode,
+)
+
+__all__ = [
+    "BaseStageComposite",
+    "BaseStageEnvironmentTransition",
+    "BaseTaskStage",
+    "CompletionAnswerStage",
+    "StageErrorParameters",
+    "StageGlobalParameters",
+    "TextOnlyValidationMode",
+]

@@ -1,0 +1,47 @@
+"""Entry transitions: an external event applied to selected env slots when a stage starts.
+
+A transition edits the batched env state (``{"actors": {name: [N, 13]}, ...}``) for the slots
+in ``env_ids`` only, keeps its layout, shapes and dtypes, and returns it. The engine uses the
+returned dict, so a transition may edit in place or build a new one.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import torch
+
+from magma_core.serialization import object_from_spec, object_to_spec
+
+
+class BaseStageEnvironmentTransition(ABC):
+    """Subclass it, implement ``apply`` and ``_to_spec_arguments`` (its constructor kwargs)."""
+
+    @abstractmethod
+    def apply(self, env_state: dict[str, Any], env_ids: torch.Tensor) -> dict[str, Any]:
+        """Change ``env_state`` for the slots ``env_ids`` and return the state."""
+
+    @abstractmethod
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        """The constructor keyword arguments that rebuild this transition."""
+
+    def to_spec(self) -> dict[str, Any]:
+        """The spec; ``_to_spec_arguments`` must be defined on the concrete class itself."""
+        cls = type(self)
+        if "_to_spec_arguments" not in cls.__dict__:
+            raise NotImplementedError(
+                f"{cls.__name__} must define its own _to_spec_arguments() to be serialised"
+            )
+        return object_to_spec(self, self._to_spec_arguments())
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> BaseStageEnvironmentTransition:
+        return object_from_spec(spec, cls)
+
+    def __repr__(self) -> str:
+        try:
+            args = ", ".join(f"{k}={v!r}" for k, v in self._to_spec_arguments().items())
+        except Exception:
+            args = "..."
+        return f"{type(self).__name__}({args})"

@@ -1,0 +1,109 @@
+"""``BaseToolsAPI``: a scenario's tool set, with one registry per concrete class."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from magma_core.simulation.data_structures import Observation, ToolExecution
+from magma_core.simulation.tools.arguments import check_arguments
+from magma_core.simulation.tools.registration import ToolRegistration, get_registration
+
+
+class BaseToolsAPI:
+    """Subclass it and decorate tool methods with ``@register_tool``.
+
+    Each subclass exposes only the tools decorated in its own body; an inherited tool must be
+    redeclared to be exposed. The engine constructs the class without arguments, then binds
+    the robots with :meth:`bind_robots`.
+    """
+
+    _tool_registry: ClassVar[dict[str, ToolRegistration]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        registry = {}
+        for attribute in cls.__dict__.values():
+            registration = get_registration(attribute)
+            if registration is not None:
+                registry[registration.name] = registration
+        cls._tool_registry = registry
+
+    def __init__(self) -> None:
+        self._robots: dict[str, Any] = {}
+
+    # -- robots ----------------------------------------------------------------------------
+    def bind_robots(self, robots: Mapping[str, Any]) -> None:
+        """Called by the engine: robot name -> the simulator's agent for that robot."""
+        if not isinstance(robots, Mapping) or not all(isinstance(k, str) for k in robots):
+            raise TypeError("bind_robots takes a mapping of robot name to agent")
+        self._robots = dict(robots)
+
+    def robot_names(self) -> list[str]:
+        return list(self._robots)
+
+    def get_agent(self, robot_name: str = "") -> Any:
+        """The bound agent named ``robot_name`` ("" is allowed when a single robot is bound)."""
+        if not self._robots:
+            raise RuntimeError(f"{type(self).__name__} has no robots bound yet")
+        if robot_name in self._robots:
+            return self._robots[robot_name]
+        if robot_name == "" and len(self._robots) == 1:
+            return next(iter(self._robots.values()))
+        raise KeyError(f"Unknown robot {robot_name!r}; bound robots: {sorted(self._robots)}")
+
+    # -- registry --------------------------------------------------------------------------
+    @classmethod
+    def get_tools(cls) -> list[ToolRegistration]:
+        """This class's tools, in declaration order."""
+        return list(cls._tool_registry.values())
+
+    @classmethod
+    def get_api_description(cls) -> list[dict[str, Any]]:
+        """What the agent sees of each tool."""
+        return [r.api_description() for r in cls._tool_registry.values()]
+
+    @classmethod
+    def detection_tool_names(cls) -> list[str]:
+        """Sorted names of the tools registered with ``is_detection=True``."""
+        return sorted(r.name for r in cls._tool_registry.values() if r.is_detection)
+
+    # -- calls -----------------------------------------------------------------------------
+    def call_tool(
+        self, name: str, obs: Observation, env_id: int, params: Any
+    ) -> ToolExecution:
+        """Run tool ``name``; a bad call (unknown tool, bad arguments) is a failed execution.
+
+        Exceptions raised by the tool method itself are scenario bugs and propagate.
+        """
+        registration = self._tool_registry.get(name) if isinstance(name, str) else None
+        if registration is None:
+            execution = _failed(f"{name} is not a known tool.")
+            execution.function_name = str(name)
+            return execution
+        arguments, problem = check_arguments(registration, params)
+        if arguments is None:
+            execution = _failed(problem)
+        else:
+            execution = registration.function(self, obs, env_id, arguments)
+            if not isinstance(execution, ToolExecution):
+                raise TypeError(
+                    f"tool {name} returned {type(execution).__name__}, expected ToolExecution"
+                )
+        return _apply_registration(execution, registration)
+
+
+def _failed(reason: str) -> ToolExecution:
+    execution = ToolExecution(poses=[], verifier=None)
+    execution.fail(reason)
+    return execution
+
+
+def _apply_registration(execution: ToolExecution, registration: ToolRegistration) -> ToolExecution:
+    execution.function_name = registration.name
+    execution.compatible_error_supports = list(registration.error_supports)
+    if execution.execution_group is None:
+        execution.execution_group = registration.execution_group
+    if registration.is_detection:
+        execution.allowed_moving_actors = []
+    return execution
