@@ -21,7 +21,7 @@ demo: $(STAMP)
 	$(BIN)/magma demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check .
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -n 2 -q
