@@ -15,6 +15,7 @@ from collections.abc import Sequence
 # ``func(args) -> int`` on its parser via ``set_defaults``.
 SUBCOMMANDS = (
     "magma_core.cli.demo",
+    "magma_core.cli.serve_agent",
     "magma_core.cli.scenarios",
 )
 

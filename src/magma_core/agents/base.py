@@ -1,0 +1,208 @@
+"""The agent interface: ``respond(request) -> response``, batched, never raising on bad output.
+
+:class:`Agent` is what the run loop and the agent server talk to. :class:`CandidateAgent` is
+the base of the built-in agents: they implement :meth:`CandidateAgent.decide` for one
+candidate, and the base turns every failure (an exception, an invalid decision or memory) into
+an ``error`` output, so a response always answers its request exactly.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from magma_core import __version__
+from magma_core.agents._http import clip
+from magma_core.protocol.agent import (
+    AgentDecision,
+    AgentError,
+    AgentInfo,
+    AgentInput,
+    AgentOutput,
+    AgentRequest,
+    AgentResponse,
+)
+
+ROBOTS_ATTRIBUTE = "known_robots"
+
+
+class AgentCheckError(RuntimeError):
+    """The agent cannot be used: unreachable, not ready, or not speaking protocol 2.0."""
+
+
+class ProtocolVersionError(AgentCheckError):
+    """The agent speaks another protocol version than 2.0."""
+
+
+class Agent(abc.ABC):
+    """Anything that answers protocol 2.0 requests. Subclasses implement :meth:`respond`."""
+
+    agent_id: str = "magma.agent"
+    agent_version: str = __version__
+
+    def info(self) -> AgentInfo:
+        """What ``GET /v1/info`` answers for this agent."""
+        return AgentInfo(agent_id=self.agent_id, agent_version=self.agent_version)
+
+    def check(self) -> AgentInfo:
+        """Fail fast before a run: raise :class:`AgentCheckError` if the agent is unusable."""
+        return self.info()
+
+    @abc.abstractmethod
+    def respond(self, request: AgentRequest) -> AgentResponse:
+        """Answer every candidate of ``request``, in order. Never raises on bad agent output:
+        such candidates come back with ``status="error"``."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections; the default does nothing."""
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class Candidate:
+    """One candidate as an agent produced it: a decision or an error, the memory, the steps."""
+
+    memory: dict[str, Any]
+    decision: AgentDecision | None = None
+    error: AgentError | None = None
+    internal_steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def fail(
+        cls,
+        code: str,
+        message: str,
+        memory: dict[str, Any],
+        internal_steps: list[dict[str, Any]] | None = None,
+        component: str | None = None,
+    ) -> Candidate:
+        """An error candidate; ``memory`` should be the input memory, unchanged."""
+        return cls(
+            memory=memory,
+            error=AgentError(code=code, message=clip(message or code, 2000), component=component),
+            internal_steps=internal_steps or [],
+        )
+
+
+def error_output(
+    request_id: str,
+    agent_input: AgentInput,
+    candidate_index: int,
+    code: str,
+    message: str,
+    component: str | None = None,
+    internal_steps: list[dict[str, Any]] | None = None,
+) -> AgentOutput:
+    """An ``error`` output for one candidate; its memory is the input memory, unchanged."""
+    return AgentOutput(
+        request_id=request_id,
+        source_id=agent_input.id,
+        candidate_index=candidate_index,
+        status="error",
+        memory=copy.deepcopy(agent_input.memory),
+        internal_steps=internal_steps or [],
+        error=AgentError(code=code, message=clip(message or code, 2000), component=component),
+    )
+
+
+def robot_names(attributes: dict[str, Any]) -> list[str]:
+    """The robots named in ``attributes["known_robots"]`` (a list, or a dict keyed by name)."""
+    robots = attributes.get(ROBOTS_ATTRIBUTE) or []
+    if isinstance(robots, dict):
+        robots = list(robots)
+    if not isinstance(robots, list):
+        return []
+    return [r for r in robots if isinstance(r, str) and r]
+
+
+class CandidateAgent(Agent):
+    """An agent deciding each candidate on its own; ``concurrency`` candidates at a time."""
+
+    component: str = "agent"
+    concurrency: int = 1
+
+    @abc.abstractmethod
+    def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
+        """Produce one candidate. Must not mutate ``agent_input.memory``; may raise (the
+        exception becomes an ``agent_exception`` error)."""
+
+    def respond(self, request: AgentRequest) -> AgentResponse:
+        jobs = [(agent_input, k) for agent_input in request.inputs for k in range(agent_input.num_outputs)]
+
+        def run(job: tuple[AgentInput, int]) -> AgentOutput:
+            return self._output(request.request_id, *job)
+
+        if self.concurrency > 1 and len(jobs) > 1:
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(jobs))) as pool:
+                outputs = list(pool.map(run, jobs))
+        else:
+            outputs = [run(job) for job in jobs]
+        return AgentResponse(outputs)
+
+    def _output(self, request_id: str, agent_input: AgentInput, index: int) -> AgentOutput:
+        try:
+            candidate = self.decide(request_id, agent_input, index)
+        except Exception as exc:  # agent bugs must not crash a run
+            return error_output(
+                request_id, agent_input, index, "agent_exception",
+                f"{type(exc).__name__}: {exc}", self.component,
+            )
+        try:
+            return AgentOutput(
+                request_id=request_id,
+                source_id=agent_input.id,
+                candidate_index=index,
+                status="completed" if candidate.error is None else "error",
+                memory=candidate.memory,
+                internal_steps=candidate.internal_steps,
+                output=candidate.decision if candidate.error is None else None,
+                error=candidate.error,
+            )
+        except ValidationError as exc:
+            return error_output(
+                request_id, agent_input, index, "invalid_output",
+                f"the agent produced an invalid output: {exc}", self.component,
+                _json_safe_steps(candidate.internal_steps),
+            )
+
+
+def _json_safe_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    try:
+        AgentOutput(
+            request_id="x", source_id=0, candidate_index=0, status="error", memory={},
+            internal_steps=steps, error=AgentError(code="x", message="x"),
+        )
+        return steps
+    except ValidationError:
+        return [{"component": "agent", "output_raw": clip(repr(steps))}]
+
+
+def usage_of(output: AgentOutput) -> dict[str, float]:
+    """Token counts and model latency recorded in an output's internal steps, summed.
+
+    Returns ``{"prompt_tokens", "completion_tokens", "total_tokens", "latency_s", "calls"}``;
+    steps without a ``usage`` or ``latency_s`` entry contribute nothing.
+    """
+    total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "latency_s": 0.0, "calls": 0}
+    for step in output.internal_steps:
+        usage = step.get("usage")
+        if isinstance(usage, dict):
+            total["calls"] += 1
+            for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                value = usage.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    total[key] += value
+        latency = step.get("latency_s")
+        if isinstance(latency, int | float) and not isinstance(latency, bool):
+            total["latency_s"] += float(latency)
+    return total

@@ -1,0 +1,135 @@
+"""A minimal client for OpenAI-compatible ``POST {base_url}/chat/completions`` endpoints.
+
+Works with OpenAI, vLLM, Ollama, llama.cpp server and the like. It only moves JSON: building
+prompts and reading decisions is the caller's job. Every call reports the token usage (the
+reply's ``usage`` field) and its latency.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from magma_core.agents._http import TransportFailure, clip, request_with_retries
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+
+
+@dataclass
+class ChatReply:
+    """A parsed chat-completions reply: its first choice's ``message`` and call statistics."""
+
+    message: dict[str, Any]
+    raw: str
+    usage: dict[str, int] = field(default_factory=dict)
+    latency_s: float = 0.0
+    attempts: int = 1
+    finish_reason: str | None = None
+
+
+class ChatError(Exception):
+    """The endpoint gave no usable reply. ``code``: ``timeout``, ``transport_error``,
+    ``response_too_large``, ``http_error`` or ``invalid_reply``; ``raw`` is the body, if any."""
+
+    def __init__(self, code: str, message: str, raw: str = "", latency_s: float = 0.0, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.raw = raw
+        self.latency_s = latency_s
+        self.attempts = attempts
+
+
+def _usage(body: dict[str, Any]) -> dict[str, int]:
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        return {}
+    out = {}
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            out[key] = value
+    return out
+
+
+class ChatClient:
+    """Sends chat-completions requests for one ``model`` at ``base_url`` (e.g.
+    ``http://localhost:11434/v1``).
+
+    The API key is read from the environment variable ``api_key_env`` when set (local servers
+    need none). Transport errors, timeouts, 429 and 5xx are retried ``retries`` times with
+    exponential backoff starting at ``backoff`` seconds; ``timeout`` bounds each attempt.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        retries: int = 2,
+        backoff: float = 0.5,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_reply_bytes = max_reply_bytes
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(api_key_env) if api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.Client(headers=headers, transport=transport, timeout=timeout)
+
+    def complete(self, messages: list[dict[str, Any]], **params: Any) -> ChatReply:
+        """POST one chat completion (``params`` go into the body, e.g. ``tools``,
+        ``temperature``, ``max_tokens``) and return the first choice; raise :class:`ChatError`."""
+        body = {"model": self.model, "messages": messages, **params}
+        try:
+            reply = request_with_retries(
+                self._client, "POST", f"{self.base_url}/chat/completions", json_body=body,
+                timeout=self.timeout, retries=self.retries, backoff=self.backoff,
+                max_bytes=self.max_reply_bytes,
+            )
+        except TransportFailure as exc:
+            raise ChatError(exc.code, exc.message, "", exc.latency_s, exc.attempts) from None
+        if reply.status != 200:
+            raise ChatError(
+                "http_error",
+                f"HTTP {reply.status} from {self.base_url}/chat/completions: {clip(reply.text, 300)}",
+                reply.text, reply.latency_s, reply.attempts,
+            )
+        try:
+            data = json.loads(reply.text)
+            choice = data["choices"][0]
+            message = choice["message"]
+            if not isinstance(message, dict):
+                raise TypeError("message is not an object")
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ChatError(
+                "invalid_reply",
+                f"the reply is not a chat completion ({type(exc).__name__}: {clip(str(exc), 200)})",
+                reply.text, reply.latency_s, reply.attempts,
+            ) from None
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        return ChatReply(
+            message=message,
+            raw=reply.text,
+            usage=_usage(data) if isinstance(data, dict) else {},
+            latency_s=reply.latency_s,
+            attempts=reply.attempts,
+            finish_reason=finish if isinstance(finish, str) else None,
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()

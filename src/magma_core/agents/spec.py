@@ -1,0 +1,72 @@
+"""Agent spec strings, as given to ``magma run --agent`` and ``magma serve-agent --agent``.
+
+- ``trace``: the trace agent (it needs the task's perfect trace);
+- ``openai:MODEL`` or ``openai:MODEL@BASE_URL``: an OpenAI-compatible endpoint (the base URL
+  defaults to ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``); the model name may
+  contain ``:`` (``openai:qwen2.5:7b@http://localhost:11434/v1``);
+- ``http://HOST:PORT`` or ``https://...``: an agent server speaking protocol 2.0.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from magma_core.agents.base import Agent
+
+SPEC_FORMS = "'trace', 'openai:MODEL[@BASE_URL]' or 'http://HOST:PORT'"
+
+
+class AgentSpecError(ValueError):
+    """An agent spec string that cannot be understood (one-line message)."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A parsed spec: ``kind`` plus the fields that kind uses."""
+
+    kind: Literal["trace", "openai", "http"]
+    model: str = ""
+    base_url: str = ""
+    url: str = ""
+
+
+def parse_spec(text: str) -> AgentSpec:
+    """Parse an agent spec string; raise :class:`AgentSpecError` if it is not one."""
+    spec = (text or "").strip()
+    if spec == "trace":
+        return AgentSpec("trace")
+    if spec.startswith(("http://", "https://")):
+        if len(spec.split("://", 1)[1].strip("/")) == 0:
+            raise AgentSpecError(f"agent spec {text!r} has no host")
+        return AgentSpec("http", url=spec.rstrip("/"))
+    if spec.startswith("openai:"):
+        rest = spec[len("openai:"):]
+        model, sep, base_url = rest.rpartition("@")
+        if not sep or not base_url.startswith(("http://", "https://")):
+            model, base_url = rest, ""
+        if not model:
+            raise AgentSpecError(f"agent spec {text!r} names no model: use 'openai:MODEL[@BASE_URL]'")
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL", "") or "https://api.openai.com/v1"
+        return AgentSpec("openai", model=model, base_url=base_url.rstrip("/"))
+    raise AgentSpecError(f"unknown agent spec {text!r}: use {SPEC_FORMS}")
+
+
+def from_spec(text: str, *, trace: Any = None, **options: Any) -> Agent:
+    """Build the agent a spec string names. ``trace`` (a ``PerfectTrace``) is required for
+    ``trace``; ``options`` go to the agent's constructor (e.g. ``timeout``, ``retries``)."""
+    spec = parse_spec(text)
+    if spec.kind == "trace":
+        if trace is None:
+            raise AgentSpecError("the trace agent needs a task's perfect trace")
+        from magma_core.agents.trace import TraceAgent
+
+        return TraceAgent(trace, **options)
+    if spec.kind == "openai":
+        from magma_core.agents.openai_chat import OpenAIChatAgent
+
+        return OpenAIChatAgent(spec.base_url, spec.model, **options)
+    from magma_core.agents.http import HttpAgent
+
+    return HttpAgent(spec.url, **options)

@@ -1,0 +1,128 @@
+"""``magma serve-agent``: serve a built-in agent over HTTP, protocol 2.0 (loopback by default).
+
+    magma serve-agent --agent trace --preset scenario.Name [--port 8888]
+    magma serve-agent --agent trace --trace-file trace.json
+    magma serve-agent --agent openai:MODEL[@BASE_URL]
+    magma serve-agent --agent http://HOST:PORT          (a relay to another agent server)
+
+``--port 0`` picks a free port. Once listening, one line ``serving AGENT on URL`` is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+from typing import TYPE_CHECKING, Any
+
+from magma_core.cli import CliError
+from magma_core.protocol.agent import AgentHealth, AgentInfo, AgentRequest, AgentResponse
+
+if TYPE_CHECKING:
+    from magma_core.agents.base import Agent
+
+MAX_CANDIDATES = 1024
+
+
+def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
+    """A FastAPI app serving ``agent`` (``GET /health``, ``GET /v1/info``, ``POST
+    /v1/responses``); at most ``max_candidates`` outputs per request, else HTTP 422.
+
+    Invalid requests get FastAPI's 422. ``/v1/responses`` runs in a worker thread, so
+    ``/health`` and ``/v1/info`` stay responsive while a model thinks. A served agent that
+    breaks its own response gets HTTP 500 rather than sending garbage.
+    """
+    from fastapi import FastAPI, HTTPException
+
+    app = FastAPI(title=f"MAGMA agent {agent.agent_id}", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.get("/health", response_model=AgentHealth)
+    def health() -> AgentHealth:
+        return AgentHealth()
+
+    @app.get("/v1/info", response_model=AgentInfo)
+    def info() -> AgentInfo:
+        return agent.info()
+
+    @app.post("/v1/responses")
+    def responses(request: AgentRequest) -> list[dict[str, Any]]:
+        wanted = sum(i.num_outputs for i in request.inputs)
+        if wanted > max_candidates:
+            raise HTTPException(422, f"the request asks for {wanted} candidates; this server answers at most {max_candidates}")
+        response: AgentResponse = agent.respond(request)
+        try:
+            response.validate_request(request)
+        except ValueError as exc:  # the served agent is broken: say so, do not send garbage
+            raise HTTPException(500, f"the agent produced an invalid response: {exc}") from None
+        return response.model_dump(mode="json")
+
+    return app
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("serve-agent", help="serve a built-in agent over HTTP (protocol 2.0)")
+    parser.add_argument("--agent", required=True, help="trace | openai:MODEL[@BASE_URL] | http://HOST:PORT")
+    parser.add_argument("--preset", help="for --agent trace: replay this preset's perfect trace (scenario.Name)")
+    parser.add_argument("--trace-file", help="for --agent trace: replay this trace (PerfectTrace JSON)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8888, help="port (default 8888; 0 picks a free one)")
+    parser.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
+    parser.set_defaults(func=run)
+
+
+def _load_trace(args: argparse.Namespace) -> Any:
+    from magma_core.simulation.tasks.perfect_trace import PerfectTrace
+
+    if bool(args.preset) == bool(args.trace_file):
+        raise CliError("--agent trace needs exactly one of --preset scenario.Name or --trace-file PATH")
+    if args.trace_file:
+        try:
+            with open(args.trace_file, encoding="utf-8") as handle:
+                return PerfectTrace.from_dict(json.load(handle))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CliError(f"cannot read trace file {args.trace_file}: {exc}") from None
+    try:
+        from magma_core.scenarios import load_preset
+
+        return load_preset(args.preset)().perfect_trace()
+    except Exception as exc:  # unknown preset, import failure, task without a trace
+        raise CliError(f"cannot load the perfect trace of preset {args.preset}: {exc}") from None
+
+
+def build_agent(args: argparse.Namespace) -> Any:
+    """The agent ``args`` describe; raises ``CliError`` for anything the user can fix."""
+    from magma_core.agents import AgentSpecError, from_spec, parse_spec
+
+    try:
+        spec = parse_spec(args.agent)
+    except AgentSpecError as exc:
+        raise CliError(str(exc)) from None
+    if spec.kind != "trace" and (args.preset or args.trace_file):
+        raise CliError("--preset and --trace-file only apply to --agent trace")
+    trace = _load_trace(args) if spec.kind == "trace" else None
+    return from_spec(args.agent, trace=trace)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    agent = build_agent(args)
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sock.close()
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    config = uvicorn.Config(create_app(agent), log_level=args.log_level, access_log=False)
+    server = uvicorn.Server(config)
+    print(f"serving {agent.agent_id} on http://{shown}:{port}", flush=True)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        agent.close()
+        sock.close()
+    return 0

@@ -1,0 +1,114 @@
+"""A judge backed by an OpenAI-compatible chat-completions model, answering in JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from magma_core.agents._http import clip
+from magma_core.agents.chat_client import ChatClient, ChatError
+from magma_core.judge.base import EMPTY_ANSWER_REASON, AcceptAllJudge, Judge, Verdict
+
+SYSTEM_PROMPT = (
+    "You judge the answers a robot assistant gives to its user. Decide whether the answer "
+    "satisfies the rule; be lenient about wording, strict about meaning. Reply with only a JSON "
+    'object: {"explanation": "<one or two sentences>", "verdict": true or false}.'
+)
+INVALID_REASON = "The text-only answer could not be validated because the judge returned an invalid response: {}"
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
+
+
+def parse_verdict(text: str) -> tuple[bool, str]:
+    """``(verdict, explanation)`` from a reply holding one JSON object (code fences and text
+    around it are tolerated); raise ``ValueError`` with the reason otherwise."""
+    body = _THINK.sub("", text)
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError("no JSON object in the reply")
+    data = json.loads(body[start : end + 1])
+    if not isinstance(data, dict):
+        raise ValueError("the reply is not a JSON object")
+    verdict = data.get("verdict")
+    if isinstance(verdict, str) and verdict.strip().lower() in ("true", "false"):
+        verdict = verdict.strip().lower() == "true"
+    if not isinstance(verdict, bool):
+        raise ValueError("'verdict' must be true or false")
+    explanation = data.get("explanation", "")
+    return verdict, explanation if isinstance(explanation, str) else json.dumps(explanation)
+
+
+class OpenAIJudge:
+    """Asks ``model`` at ``base_url`` for a JSON verdict; an unparsable reply is retried (up to
+    ``max_attempts`` in all, the model being told what was wrong), then the verdict fails with
+    the reason. Transport errors are retried by the client first (``retries``, ``backoff``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        max_attempts: int = 3,
+        max_tokens: int = 2000,
+        timeout: float = 120.0,
+        retries: int = 2,
+        backoff: float = 0.5,
+        transport: Any = None,
+    ) -> None:
+        self.client = ChatClient(base_url, model, api_key_env=api_key_env, timeout=timeout,
+                                 retries=retries, backoff=backoff, transport=transport)
+        self.max_attempts = max(1, max_attempts)
+        self.max_tokens = max_tokens
+
+    def judge(self, rule: str, question: str, answer: str) -> Verdict:
+        """Judge ``answer`` (to ``question``) against ``rule``; never raises for a bad reply."""
+        if not answer.strip():
+            return Verdict(ok=False, reason=EMPTY_ANSWER_REASON)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": f"Rule: {rule}\nQuestion: {question}\nAnswer: {answer}"},
+        ]
+        usage: dict[str, int] = {}
+        latency, raw, problem = 0.0, "", "no attempt made"
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                reply = self.client.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
+            except ChatError as exc:
+                latency += exc.latency_s
+                raw, problem = exc.raw, f"{exc.code}: {exc.message}"
+                continue
+            latency += reply.latency_s
+            for key, value in reply.usage.items():
+                usage[key] = usage.get(key, 0) + value
+            content = reply.message.get("content")
+            raw = content if isinstance(content, str) else reply.raw
+            try:
+                passed, explanation = parse_verdict(raw)
+            except ValueError as exc:
+                problem = str(exc)
+                messages += [
+                    {"role": "assistant", "content": raw},
+                    {"role": "user", "content": f"That reply is invalid ({problem}). Reply with only the JSON object."},
+                ]
+                continue
+            return Verdict(ok=passed, reason=explanation, raw_output=clip(raw), attempts=attempt,
+                           usage=usage, latency_s=latency)
+        return Verdict(ok=False, reason=INVALID_REASON.format(problem), raw_output=clip(raw),
+                       error=problem, attempts=self.max_attempts, usage=usage, latency_s=latency)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.client.close()
+
+
+def from_spec(text: str, **options: Any) -> Judge:
+    """``none`` -> :class:`AcceptAllJudge`; ``openai:MODEL[@BASE_URL]`` -> :class:`OpenAIJudge`."""
+    from magma_core.agents.spec import AgentSpecError, parse_spec
+
+    if text.strip() == "none":
+        return AcceptAllJudge()
+    spec = parse_spec(text)
+    if spec.kind != "openai":
+        raise AgentSpecError(f"unknown judge spec {text!r}: use 'none' or 'openai:MODEL[@BASE_URL]'")
+    return OpenAIJudge(spec.base_url, spec.model, **options)

@@ -1,0 +1,1 @@
+"""Wire protocols spoken with external components; ``agent`` holds the agent protocol 2.0."""
