@@ -1,0 +1,345 @@
+"""``DefaultEnv``: the ManiSkill 3 base every MAGMA scenario world subclasses.
+
+A world is a few ManiSkill lifecycle hooks on top of this class::
+
+    @register_env("MyWorld-v1")
+    class MyWorld(DefaultEnv):
+        def _load_scene(self, options):
+            super()._load_scene(options)          # table + ground
+            self.cube = self.build_box("cube", half_size=0.02, color=(1, 0, 0, 1))
+            self.zone = self.build_zone("zone", center_xy=(0.0, 0.15))
+
+        def _initialize_episode(self, env_idx, options):
+            super()._initialize_episode(env_idx, options)   # table + robots at rest
+            ...                                             # place objects for env_idx
+
+What the base gives a world:
+
+* robots from ``robot_uids`` (a uid string, or a tuple of uids for several arms, named
+  ``"<uid>-<i>"`` as ManiSkill does; see :attr:`robot_names`), placed by
+  :meth:`robot_base_poses` and reset to their ``rest`` keyframe plus seeded noise;
+* table-top helpers :meth:`build_box` and :meth:`build_zone`;
+* ``obs["extra"]``: the pose ``[N, 7]`` of every actor registered with ``observe=True`` (or
+  :meth:`observe_pose`), the TCP pose of each robot (``tcp``; ``tcp_<i>`` as well with
+  several robots) and every top-level tensor of the extra state;
+* extra state: ``get_state_dict()`` adds ``magma_extra_state`` from
+  :meth:`get_magma_extra_state`, ``set_state_dict()`` hands it back to
+  :meth:`set_magma_extra_state`. Both hooks default to nothing; leaves keep a leading batch
+  dimension.
+
+The default controller is ``pd_joint_pos`` (what :mod:`magma_core.simulation.motion` drives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import sapien
+import torch
+from mani_skill.agents.base_agent import BaseAgent
+from mani_skill.agents.multi_agent import MultiAgent
+from mani_skill.envs.sapien_env import BaseEnv
+from mani_skill.sensors.camera import CameraConfig
+from mani_skill.utils import sapien_utils
+from mani_skill.utils.building import actors as ms_actors
+from mani_skill.utils.scene_builder.table import TableSceneBuilder
+from mani_skill.utils.structs.actor import Actor
+from mani_skill.utils.structs.pose import Pose as MSPose
+from mani_skill.utils.structs.types import SimConfig
+
+from magma_core.simulation.envs.headless import ensure_headless
+
+__all__ = ["DefaultEnv"]
+
+ensure_headless()
+
+BODY_TYPES = ("dynamic", "kinematic", "static")
+TABLE_POSE = sapien.Pose(p=[-0.12, 0, -0.9196429], q=[0.7071068, 0, 0, 0.7071068])
+
+
+class DefaultEnv(BaseEnv):
+    """Base ManiSkill env for MAGMA worlds (see the module docstring for the hooks)."""
+
+    #: Controller used when ``control_mode`` is not given.
+    default_control_mode: str = "pd_joint_pos"
+    #: Expose every top-level extra-state tensor in ``obs["extra"]`` under its own key.
+    extra_state_in_obs: bool = True
+    #: Build ManiSkill's table (top at z=0) and ground in :meth:`_load_scene`.
+    use_table: bool = True
+
+    def __init__(
+        self,
+        *args: Any,
+        robot_uids: str | tuple[str, ...] = "panda",
+        robot_init_qpos_noise: float = 0.02,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(robot_uids, str):
+            names = [robot_uids]
+        elif (
+            isinstance(robot_uids, tuple)
+            and robot_uids
+            and all(isinstance(uid, str) for uid in robot_uids)
+        ):
+            names = (
+                [robot_uids[0]]
+                if len(robot_uids) == 1
+                else [f"{uid}-{i}" for i, uid in enumerate(robot_uids)]
+            )
+        else:
+            raise TypeError(f"robot_uids must be a str or a tuple of str, got {robot_uids!r}")
+        self.robot_names: list[str] = names
+        """Names of the robots, in index order (``ToolExecution.robot_idx`` indexes this):
+        the uid for one robot (e.g. ``"panda"``), ``"<uid>-<i>"`` for several."""
+        self.robot_init_qpos_noise = robot_init_qpos_noise
+        self._observed_actors: dict[str, Actor] = {}
+        kwargs.setdefault("control_mode", self.default_control_mode)
+        super().__init__(*args, robot_uids=robot_uids, **kwargs)
+
+    # -- robots ----------------------------------------------------------------------------
+    @property
+    def agents(self) -> dict[str, BaseAgent]:
+        """Robot name → agent, in index order."""
+        if isinstance(self.agent, MultiAgent):
+            return dict(self.agent.agents_dict)
+        return {self.robot_names[0]: self.agent}
+
+    def robot_base_poses(self) -> list[sapien.Pose]:
+        """Where each robot's base stands (override for other layouts).
+
+        One robot stands at ``(-0.615, 0, 0)`` facing +x; several are spread along y.
+        """
+        n = len(self.robot_names)
+        if n == 1:
+            return [sapien.Pose(p=[-0.615, 0.0, 0.0])]
+        spacing = 0.7
+        return [sapien.Pose(p=[-0.615, (i - (n - 1) / 2) * spacing, 0.0]) for i in range(n)]
+
+    def _load_agent(self, options: dict, *args: Any, **kwargs: Any) -> None:
+        poses = self.robot_base_poses()
+        super()._load_agent(options, poses if len(poses) > 1 else poses[0])
+
+    def _initialize_robots(self, env_idx: torch.Tensor) -> None:
+        """Put every robot at its base pose, in its ``rest`` keyframe plus seeded arm noise."""
+        b = len(env_idx)
+        rng = self._batched_episode_rng[env_idx]
+        for agent, base in zip(self.agents.values(), self.robot_base_poses(), strict=True):
+            rest = agent.keyframes.get("rest")
+            dof = agent.robot.max_dof
+            qpos = np.zeros((b, dof)) if rest is None else np.tile(rest.qpos, (b, 1))
+            if self.robot_init_qpos_noise > 0:
+                noise = np.asarray(rng.normal(0, self.robot_init_qpos_noise, dof)).reshape(b, dof)
+                arm = getattr(agent, "arm_joint_names", None)
+                if arm is not None:
+                    names = [j.name for j in agent.robot.active_joints]
+                    mask = np.array([n in arm for n in names])
+                    noise[:, ~mask] = 0.0
+                qpos = qpos + noise
+            agent.reset(torch.as_tensor(qpos, dtype=torch.float32, device=self.device))
+            agent.robot.set_pose(base)
+
+    # -- scene -----------------------------------------------------------------------------
+    @property
+    def _default_sim_config(self) -> SimConfig:
+        return SimConfig()
+
+    @property
+    def _default_sensor_configs(self) -> list[CameraConfig]:
+        pose = sapien_utils.look_at(eye=[0.6, 0.7, 0.6], target=[0.0, 0.0, 0.35])
+        return [CameraConfig("base_camera", pose, 256, 256, 1, 0.01, 100)]
+
+    @property
+    def _default_human_render_camera_configs(self) -> CameraConfig:
+        pose = sapien_utils.look_at(eye=[0.6, 0.7, 0.6], target=[0.0, 0.0, 0.35])
+        return CameraConfig("render_camera", pose, 512, 512, 1, 0.01, 100)
+
+    def _clear(self) -> None:
+        super()._clear()
+        self._observed_actors = {}
+
+    def _load_scene(self, options: dict) -> None:
+        """Build the table and ground. Subclasses call this first, then build their objects."""
+        if self.use_table:
+            self.table_scene = TableSceneBuilder(self, robot_init_qpos_noise=0)
+            self.table_scene.build()
+
+    def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
+        """Reset the table and robots for ``env_idx``. Subclasses call this first."""
+        with torch.device(self.device):
+            if self.use_table:
+                self.table_scene.table.set_pose(TABLE_POSE)
+            self._initialize_robots(env_idx)
+
+    # -- builders --------------------------------------------------------------------------
+    def build_box(
+        self,
+        name: str,
+        half_size: float | Sequence[float],
+        color: Sequence[float] = (0.8, 0.2, 0.2, 1.0),
+        *,
+        body_type: str = "dynamic",
+        initial_xy: Sequence[float] = (0.0, 0.0),
+        initial_z: float | None = None,
+        collision: bool = True,
+        observe: bool = True,
+    ) -> Actor:
+        """A box actor resting on the table (``initial_z`` defaults to its half height).
+
+        ``half_size`` is one number (a cube) or three. ``observe=True`` puts its pose in
+        ``obs["extra"][name]``.
+        """
+        if body_type not in BODY_TYPES:
+            raise ValueError(f"body_type must be one of {BODY_TYPES}, got {body_type!r}")
+        half = [float(half_size)] * 3 if np.isscalar(half_size) else [float(v) for v in half_size]
+        z = half[2] if initial_z is None else float(initial_z)
+        pose = sapien.Pose(p=[float(initial_xy[0]), float(initial_xy[1]), z])
+        actor = ms_actors.build_box(
+            self.scene,
+            half_sizes=half,
+            color=list(color),
+            name=name,
+            body_type=body_type,
+            add_collision=collision,
+            initial_pose=pose,
+        )
+        if observe:
+            self.observe_pose(name, actor)
+        return actor
+
+    def build_zone(
+        self,
+        name: str,
+        *,
+        center_xy: Sequence[float] = (0.0, 0.0),
+        half_size: Sequence[float] = (0.06, 0.06),
+        color: Sequence[float] = (0.2, 0.7, 0.2, 1.0),
+        thickness: float = 0.002,
+        collision: bool = False,
+        observe: bool = True,
+    ) -> Actor:
+        """A flat kinematic zone lying on the table; visual-only unless ``collision=True``.
+
+        Without collision an object placed on the zone rests on the table through it.
+        """
+        return self.build_box(
+            name,
+            (float(half_size[0]), float(half_size[1]), thickness / 2),
+            color,
+            body_type="kinematic",
+            initial_xy=center_xy,
+            collision=collision,
+            observe=observe,
+        )
+
+    def observe_pose(self, name: str, actor: Actor) -> None:
+        """Put ``actor``'s pose ``[N, 7]`` into ``obs["extra"][name]``."""
+        self._observed_actors[name] = actor
+
+    @property
+    def observed_actors(self) -> dict[str, Actor]:
+        """Name → actor for the poses exported in ``obs["extra"]``."""
+        return dict(self._observed_actors)
+
+    # -- observations, evaluation, reward ---------------------------------------------------
+    def tcp_poses(self) -> dict[str, MSPose]:
+        """Robot name → TCP pose (the ``tcp`` link, else the last link)."""
+        out = {}
+        for name, agent in self.agents.items():
+            tcp = getattr(agent, "tcp", None)
+            out[name] = tcp.pose if tcp is not None else agent.robot.links[-1].pose
+        return out
+
+    def _get_obs_extra(self, info: dict) -> dict[str, torch.Tensor]:
+        extra = {name: actor.pose.raw_pose for name, actor in self._observed_actors.items()}
+        tcps = list(self.tcp_poses().values())
+        extra["tcp"] = tcps[0].raw_pose
+        if len(tcps) > 1:
+            for i, pose in enumerate(tcps):
+                extra[f"tcp_{i}"] = pose.raw_pose
+        if self.extra_state_in_obs:
+            for key, value in self.get_magma_extra_state().items():
+                if isinstance(value, torch.Tensor):
+                    extra.setdefault(key, value)
+        return extra
+
+    def evaluate(self) -> dict:
+        return {}
+
+    def compute_dense_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
+        return torch.zeros(self.num_envs, device=self.device)
+
+    def compute_normalized_dense_reward(
+        self, obs: Any, action: torch.Tensor, info: dict
+    ) -> torch.Tensor:
+        return self.compute_dense_reward(obs, action, info) / 5
+
+    # -- extra state --------------------------------------------------------------------------
+    def get_magma_extra_state(self) -> dict[str, Any]:
+        """Non-physical world state to keep in snapshots (leaves ``[N, ...]``). Default: none."""
+        return {}
+
+    def set_magma_extra_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`get_magma_extra_state` returned. Default: nothing."""
+
+    def get_state_dict(self) -> dict:
+        state = super().get_state_dict()
+        extra = self.get_magma_extra_state()
+        if extra:
+            _check_batched(extra, self.num_envs, ("magma_extra_state",))
+            state["magma_extra_state"] = extra
+        return state
+
+    def set_state_dict(self, state: dict, env_idx: torch.Tensor | None = None) -> None:
+        state = dict(state)
+        extra = state.pop("magma_extra_state", None)
+        if not self.gpu_sim_enabled and "articulations" in state:
+            self._set_articulations_cpu(state.pop("articulations"))
+        super().set_state_dict(state, env_idx)
+        if extra is None:
+            return
+        if env_idx is not None:
+            merged = self.get_magma_extra_state()
+            _write_rows(merged, extra, torch.as_tensor(env_idx))
+            extra = merged
+        self.set_magma_extra_state(extra)
+
+    def _set_articulations_cpu(self, articulations: Mapping[str, torch.Tensor]) -> None:
+        """Set articulation states as ManiSkill does, but leave a root pose that already
+        matches (within 1e-6) untouched: PhysX reads a written root pose back with float32
+        rounding, so rewriting it would break exact snapshot round trips."""
+        registry = self.scene.state_dict_registry.articulations
+        for name, value in articulations.items():
+            art = registry[name]
+            row = (value[0] if value.dim() == 2 else value).detach().cpu().numpy()
+            current = art.pose.raw_pose[0].detach().cpu().numpy()
+            if np.abs(row[:7] - current).max() > 1e-6:
+                art.set_root_pose(sapien.Pose(row[0:3], row[3:7]))
+            art.set_root_linear_velocity(row[7:10])
+            art.set_root_angular_velocity(row[10:13])
+            qpos, qvel = np.split(row[13 : 13 + art.max_dof * 2], 2)
+            art.set_qpos(qpos)
+            art.set_qvel(qvel)
+
+
+def _check_batched(tree: Mapping, num_envs: int, path: tuple[str, ...]) -> None:
+    """Every tensor leaf of the extra state must lead with the batch dimension."""
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            _check_batched(value, num_envs, (*path, key))
+        elif isinstance(value, torch.Tensor) and (value.dim() == 0 or value.shape[0] != num_envs):
+            raise ValueError(
+                f"extra state {(*path, key)} has shape {tuple(value.shape)}; "
+                f"leaves need a leading batch dimension of {num_envs}"
+            )
+
+
+def _write_rows(target: dict, rows: Mapping, env_idx: torch.Tensor) -> None:
+    """``target[leaf][env_idx] = rows[leaf]`` for every tensor leaf of ``rows``."""
+    for key, value in rows.items():
+        if isinstance(value, Mapping):
+            _write_rows(target[key], value, env_idx)
+        elif isinstance(value, torch.Tensor):
+            leaf = target[key]
+            leaf[env_idx.to(leaf.device)] = value.to(device=leaf.device, dtype=leaf.dtype)

@@ -1,0 +1,324 @@
+"""``SimBatch``: N env slots whose state can be read, edited, saved and restored slot by slot.
+
+Whatever the backend, a ``SimBatch`` presents N slots with batched tensors (leading slot
+dimension). On CPU (``physx_cpu``, which allows one env per instance) it holds N single-env
+instances in this process and stacks their states and observations; with CUDA it holds one
+env with ``num_envs=N`` on ``physx_cuda``. Per-slot save/restore is the primitive that
+snapshots, reset-at-end, actor protection, retries and branching are built on.
+
+States use ManiSkill's ``get_state_dict()`` layout (see :mod:`magma_core.simulation.state`);
+observations are ManiSkill's ``state_dict`` observations (``obs["agent"]``, ``obs["extra"]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import torch
+from mani_skill.envs.sapien_env import BaseEnv
+
+from magma_core.simulation.envs.headless import backend_kwargs
+from magma_core.simulation.state import (
+    StateTree,
+    clone_state,
+    map_state,
+    select_slot,
+    stack_states,
+)
+
+__all__ = ["SimBatch", "Snapshot"]
+
+Actions = torch.Tensor | Mapping[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One slot's saved env state: a state tree whose leaves have a leading dim of 1.
+
+    Holds actors, articulations and ``magma_extra_state`` exactly as read; restoring it with
+    :meth:`SimBatch.restore_slot` round-trips them bit for bit.
+    """
+
+    state: StateTree
+
+    @classmethod
+    def from_state(cls, batched_state: Mapping[str, Any], slot: int) -> Snapshot:
+        """Copy row ``slot`` of a batched state (e.g. from :meth:`SimBatch.get_state`)."""
+        return cls(select_slot(batched_state, slot))
+
+    def clone(self) -> Snapshot:
+        return Snapshot(clone_state(self.state))
+
+
+class SimBatch:
+    """N env slots of one registered env id (see the module docstring).
+
+    Args:
+        env_id: a registered ManiSkill env id (import the module that registers it first,
+            e.g. ``magma_scenarios.cube.env``).
+        num_slots: N.
+        seed: seed of the first reset; slot ``i`` gets ``seed + i``.
+        env_options: extra ``gym.make`` keyword arguments (``control_mode``, ``robot_uids``,
+            ...). ``obs_mode`` defaults to ``"state_dict"``; backends default to this
+            machine's (see :mod:`~magma_core.simulation.envs.headless`).
+        backend: ``"cpu"``, ``"gpu"`` or ``"auto"`` (GPU when CUDA is available).
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        num_slots: int,
+        *,
+        seed: int | Sequence[int] | None = 0,
+        env_options: Mapping[str, Any] | None = None,
+        backend: str = "auto",
+    ) -> None:
+        if num_slots < 1:
+            raise ValueError(f"num_slots must be >= 1, got {num_slots}")
+        if backend == "auto":
+            backend = "gpu" if torch.cuda.is_available() else "cpu"
+        if backend not in ("cpu", "gpu"):
+            raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', got {backend!r}")
+        self.env_id = env_id
+        self.num_slots = num_slots
+        self.backend = backend
+        options = dict(env_options or {})
+        options.setdefault("obs_mode", "state_dict")
+        for key, value in backend_kwargs(gpu=backend == "gpu").items():
+            options.setdefault(key, value)
+        self.env_options = options
+        if backend == "gpu":
+            self._envs: list[BaseEnv] = [_make(env_id, num_envs=num_slots, **options)]
+        else:
+            self._envs = [_make(env_id, num_envs=1, **options) for _ in range(num_slots)]
+        first = self._envs[0]
+        self.device = first.device
+        self.robot_names: list[str] = list(
+            getattr(first, "robot_names", None) or _agent_names(first)
+        )
+        """Robot names in index order: the agent uid for one robot (``"panda"``),
+        ``"<uid>-<i>"`` for several (ManiSkill's multi-agent naming)."""
+        self.reset(seed=seed)
+
+    # -- access ----------------------------------------------------------------------------
+    @property
+    def envs(self) -> list[BaseEnv]:
+        """The unwrapped envs: N single-env instances on CPU, one batched env on GPU."""
+        return list(self._envs)
+
+    @property
+    def control_mode(self) -> str:
+        mode = self._envs[0].control_mode
+        return mode if isinstance(mode, str) else next(iter(mode.values()))
+
+    def agents(self, slot: int = 0) -> dict[str, Any]:
+        """Robot name → ManiSkill agent holding ``slot`` (on GPU the batched agent)."""
+        env = self._env_of(slot)
+        agent = env.agent
+        if hasattr(agent, "agents_dict"):
+            return dict(agent.agents_dict)
+        return {self.robot_names[0]: agent}
+
+    def robot_name(self, robot: int | str) -> str:
+        """Resolve a robot index or name to its name."""
+        if isinstance(robot, str):
+            if robot not in self.robot_names:
+                raise KeyError(f"unknown robot {robot!r}; robots: {self.robot_names}")
+            return robot
+        if not 0 <= robot < len(self.robot_names):
+            raise IndexError(f"robot index {robot} out of range for {self.robot_names}")
+        return self.robot_names[robot]
+
+    def robot_qpos(self, robot: int | str) -> torch.Tensor:
+        """Joint positions ``[N, dof]`` of one robot in every slot."""
+        name = self.robot_name(robot)
+        return self._gather(lambda env: _agent(env, name).robot.get_qpos())
+
+    def robot_base_pose(self, robot: int | str) -> torch.Tensor:
+        """Root pose ``[N, 7]`` (xyz + wxyz) of one robot in every slot."""
+        name = self.robot_name(robot)
+        return self._gather(lambda env: _agent(env, name).robot.pose.raw_pose)
+
+    # -- state -----------------------------------------------------------------------------
+    def get_state(self) -> StateTree:
+        """The batched state (a fresh copy): actors, articulations, ``magma_extra_state``."""
+        if self.backend == "gpu":
+            return clone_state(self._envs[0].get_state_dict())
+        return stack_states([env.get_state_dict() for env in self._envs])
+
+    def set_state(self, state: Mapping[str, Any], slots: Iterable[int] | None = None) -> None:
+        """Write rows ``slots`` (default all) of the batched ``state``; other slots keep theirs."""
+        idx = self._slots(slots)
+        if not idx:
+            return
+        if self.backend == "gpu":
+            rows = torch.as_tensor(idx, device=self.device)
+            self._envs[0].set_state_dict(map_state(state, lambda t: t[rows]), env_idx=rows)
+            return
+        for i in idx:
+            self._envs[i].set_state_dict(map_state(state, lambda t, i=i: t[i : i + 1]))
+
+    def save_slot(self, slot: int) -> Snapshot:
+        """A snapshot of one slot."""
+        (slot,) = self._slots([slot])
+        if self.backend == "gpu":
+            return Snapshot.from_state(self._envs[0].get_state_dict(), slot)
+        return Snapshot(clone_state(self._envs[slot].get_state_dict()))
+
+    def restore_slot(self, slot: int, snapshot: Snapshot) -> None:
+        """Put ``snapshot`` back into ``slot`` (any slot of this batch's env id)."""
+        (slot,) = self._slots([slot])
+        if self.backend == "gpu":
+            rows = torch.as_tensor([slot], device=self.device)
+            self._envs[0].set_state_dict(snapshot.state, env_idx=rows)
+        else:
+            self._envs[slot].set_state_dict(snapshot.state)
+
+    # -- stepping --------------------------------------------------------------------------
+    def reset(
+        self,
+        seed: int | Sequence[int | None] | None = None,
+        slots: Iterable[int] | None = None,
+    ) -> StateTree:
+        """Start a new episode in ``slots`` (default all); returns the batched observation.
+
+        ``seed``: None (continue each slot's RNG), an int (slot ``i`` gets ``seed + i``) or
+        one seed per reset slot.
+        """
+        idx = self._slots(slots)
+        if seed is None:
+            seeds: list[int | None] = [None] * len(idx)
+        elif isinstance(seed, int):
+            seeds = [seed + i for i in idx]
+        else:
+            seeds = list(seed)
+            if len(seeds) != len(idx):
+                raise ValueError(f"{len(seeds)} seeds for {len(idx)} slots")
+        if self.backend == "gpu":
+            self._reset_gpu(idx, seeds)
+        else:
+            for i, s in zip(idx, seeds, strict=True):
+                self._envs[i].reset(seed=s)
+        return self.observe()
+
+    def _reset_gpu(self, idx: list[int], seeds: list[int | None]) -> None:
+        env = self._envs[0]
+        options: dict[str, Any] = {}
+        if len(idx) != self.num_slots:
+            options["env_idx"] = torch.as_tensor(idx, device=self.device)
+        if all(s is None for s in seeds):
+            env.reset(seed=None, options=options)
+            return
+        # ManiSkill replaces all episode seeds at once: keep the other slots' seeds.
+        full = [int(s) for s in env._episode_seed]
+        for i, s in zip(idx, seeds, strict=True):
+            full[i] = full[i] if s is None else int(s)
+        env.reset(seed=full, options=options)
+
+    def observe(self) -> StateTree:
+        """The batched ``state_dict`` observation (``obs["agent"]``, ``obs["extra"]``)."""
+        if self.backend == "gpu":
+            return self._envs[0].get_obs(unflattened=True)
+        return stack_states([env.get_obs(unflattened=True) for env in self._envs])
+
+    def step(
+        self, actions: Actions
+    ) -> tuple[StateTree, torch.Tensor, torch.Tensor, torch.Tensor, StateTree]:
+        """One full control step of every slot, as ``env.step``.
+
+        ``actions``: ``[N, A]``, or robot name → ``[N, A]`` with several robots. Returns
+        batched ``(obs, reward, terminated, truncated, info)``.
+        """
+        if len(self._envs) == 1:  # GPU, or one CPU slot: the env's own batch is ours
+            return self._envs[0].step(actions)
+        results = [env.step(_row(actions, i)) for i, env in enumerate(self._envs)]
+        obs, reward, terminated, truncated, info = zip(*results, strict=True)
+        return (
+            stack_states(obs),
+            torch.cat(reward),
+            torch.cat(terminated),
+            torch.cat(truncated),
+            stack_states(info),
+        )
+
+    def step_physics(self, actions: Actions, slots: Iterable[int] | None = None) -> None:
+        """One control step without evaluation, observation or reward (the motion path).
+
+        Sets the controller actions and runs the physics substeps. On CPU only ``slots``
+        (default all) advance; on GPU every slot advances, and rows outside ``slots`` must
+        hold their robots' current commands.
+        """
+        if self.backend == "gpu":
+            env = self._envs[0]
+            env._step_action(actions)
+            env._elapsed_steps += 1
+            return
+        for i in self._slots(slots):
+            env = self._envs[i]
+            env._step_action(_row(actions, i))
+            env._elapsed_steps += 1
+
+    def close(self) -> None:
+        """Release every env."""
+        for env in self._envs:
+            env.close()
+        self._envs = []
+
+    def __enter__(self) -> SimBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _slots(self, slots: Iterable[int] | None) -> list[int]:
+        if slots is None:
+            return list(range(self.num_slots))
+        idx = [int(s) for s in (slots.tolist() if isinstance(slots, torch.Tensor) else slots)]
+        for s in idx:
+            if not 0 <= s < self.num_slots:
+                raise IndexError(f"slot {s} out of range for {self.num_slots} slots")
+        return idx
+
+    def _env_of(self, slot: int) -> BaseEnv:
+        (slot,) = self._slots([slot])
+        return self._envs[0] if self.backend == "gpu" else self._envs[slot]
+
+    def _gather(self, read: Any) -> torch.Tensor:
+        if self.backend == "gpu":
+            return read(self._envs[0]).clone()
+        return torch.cat([read(env) for env in self._envs], dim=0)
+
+
+def _make(env_id: str, **kwargs: Any) -> BaseEnv:
+    try:
+        env = gym.make(env_id, **kwargs)
+    except gym.error.NameNotFound as exc:
+        raise KeyError(
+            f"env {env_id!r} is not registered; import the module that registers it "
+            "(e.g. magma_scenarios.cube.env) first"
+        ) from exc
+    return env.unwrapped
+
+
+def _agent_names(env: BaseEnv) -> list[str]:
+    agent = env.agent
+    if hasattr(agent, "agents_dict"):
+        return list(agent.agents_dict)
+    return [agent.uid]
+
+
+def _agent(env: BaseEnv, name: str) -> Any:
+    agent = env.agent
+    if hasattr(agent, "agents_dict"):
+        return agent.agents_dict[name]
+    return agent
+
+
+def _row(actions: Actions, i: int) -> Actions:
+    if isinstance(actions, Mapping):
+        return {k: v[i : i + 1] for k, v in actions.items()}
+    return actions[i : i + 1]
