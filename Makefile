@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/magma demo
+	rm -rf runs/demo && $(BIN)/magma run sorting.SortAll --agent trace --episodes 4 --slots 2 --out runs/demo --name demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -11,3 +11,15 @@ CUBE = ScenarioManifest(
     },
     environments={"MagmaCube-v1": "magma_scenarios.cube.env"},
 )
+
+SORTING = ScenarioManifest(
+    id="sorting",
+    presets={
+        name: f"magma_scenarios.sorting.presets:{name}"
+        for name in ("SortAll", "Interruption", "NewZone", "GraspError", "Question", "TwoArms")
+    },
+    environments={
+        "MagmaSorting-v1": "magma_scenarios.sorting.env",
+        "MagmaSortingDuo-v1": "magma_scenarios.sorting.env",
+    },
+)

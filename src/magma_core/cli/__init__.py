@@ -17,6 +17,9 @@ SUBCOMMANDS = (
     "magma_core.cli.demo",
     "magma_core.cli.serve_agent",
     "magma_core.cli.scenarios",
+    "magma_core.cli.run",
+    "magma_core.cli.runs",
+    "magma_core.cli.test_tools",
 )
 
 

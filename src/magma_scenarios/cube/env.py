@@ -22,6 +22,16 @@ from mani_skill.utils.registration import register_env
 from mani_skill.utils.structs.pose import Pose as MSPose
 
 from magma_core.simulation.envs import DefaultEnv
+from magma_scenarios.cube.world import (
+    CUBE_CENTER,
+    CUBE_HALF_SIZE,
+    CUBE_JITTER,
+    CUBE_YAW_JITTER,
+    ENV_ID,
+    ZONE_A_CENTER,
+    ZONE_B_CENTER,
+    ZONE_HALF_SIZE,
+)
 
 __all__ = [
     "CUBE_CENTER",
@@ -32,15 +42,6 @@ __all__ = [
     "ZONE_HALF_SIZE",
     "MagmaCubeEnv",
 ]
-
-ENV_ID = "MagmaCube-v1"
-CUBE_HALF_SIZE = 0.02
-CUBE_CENTER = (0.0, -0.1)
-CUBE_JITTER = 0.02  # metres, uniform in x and y
-CUBE_YAW_JITTER = np.pi / 12
-ZONE_HALF_SIZE = (0.06, 0.06)
-ZONE_A_CENTER = (0.0, 0.15)
-ZONE_B_CENTER = (0.15, 0.05)
 
 
 @register_env(ENV_ID, max_episode_steps=None)

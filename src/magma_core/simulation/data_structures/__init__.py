@@ -4,7 +4,7 @@ Everything scenario code builds or receives is importable from here, as in the s
 ``from magma_core.simulation.data_structures import EnvStateUpdate, ToolResult``.
 """
 
-from magma_core.simulation.data_structures.decisions import Decision, ToolCall
+from magma_core.simulation.data_structures.decisions import Decision, DecisionError, ToolCall
 from magma_core.simulation.data_structures.enums import StageState, StageSuccess, ToolErrorFlag
 from magma_core.simulation.data_structures.instructions import (
     EmptyInstruction,
@@ -27,6 +27,7 @@ from magma_core.simulation.data_structures.tools import (
 __all__ = [
     "GRIPPER_TOKENS",
     "Decision",
+    "DecisionError",
     "EmptyInstruction",
     "EnvStateUpdate",
     "Instruction",

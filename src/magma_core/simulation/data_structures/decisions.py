@@ -38,3 +38,19 @@ class Decision:
 
     def to_dict(self) -> dict[str, Any]:
         return {"say": self.say, "tool_calls": [c.to_dict() for c in self.tool_calls]}
+
+
+@dataclass
+class DecisionError:
+    """An agent failed to produce a decision (malformed reply, transport error...).
+
+    Submitted to the engine in place of a ``Decision``: the step is recorded as an agent error
+    and nothing is executed.
+    """
+
+    code: str
+    message: str
+    raw: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message}

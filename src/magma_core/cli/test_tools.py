@@ -1,0 +1,167 @@
+"""``magma test-tools PRESET``: try a preset's tools by hand, through the one engine.
+
+Every command runs on every slot via ``Executor.submit``, so state updates, actor protection,
+budgets and stage verification apply exactly as in a run. Commands are parsed with ``ast``
+(see ``repl_parser``) and never evaluated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from magma_core.cli.repl_parser import ReplCommand, ReplSyntaxError, parse_command
+from magma_core.cli.run import non_negative_int, positive_int
+
+HELP = """commands:
+  tool(k=v, ...)          call a tool on every slot (keyword arguments, literal values)
+  robot.tool(k=v, ...)    call it on a given robot
+  say("text")             answer a text-only stage
+  stage                   show each slot's current stage
+  reset                   start the episodes again
+  help                    this text
+  exit                    leave"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("test-tools", help="call a preset's tools by hand (a REPL)")
+    parser.add_argument("preset", help="scenario.Preset, e.g. cube.PickPlace")
+    parser.add_argument("--slots", type=positive_int, default=1, help="slots to run (1)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of slot 0 (0)")
+    parser.add_argument("--judge", default=None, help="openai:MODEL[@BASE_URL] for JUDGE stages")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from magma_core.judge import AcceptAllJudge
+    from magma_core.runs.setup import build_judge, load_task, open_executor
+
+    task = load_task(args.preset)
+    judge = build_judge(args.judge)
+    if judge is None:
+        judge = AcceptAllJudge()
+        notice = "no --judge given: JUDGE stages accept any non-empty answer"
+    else:
+        notice = ""
+    executor = open_executor(task, args.slots, args.seed, judge, "auto")
+    try:
+        return Repl(executor, sys.stdout, notice).loop(sys.stdin)
+    finally:
+        executor.close()
+
+
+class Repl:
+    """Reads commands and prints, per slot, the tool status, the stage verification (-1/0/1),
+    the next stage and whether the task is finished."""
+
+    def __init__(self, executor: Any, out: TextIO, notice: str = "") -> None:
+        self.executor = executor
+        self.out = out
+        self.notice = notice
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def loop(self, lines: TextIO) -> int:
+        self.say(f"testing {self.executor.task.name} on {self.executor.num_slots} slot(s); "
+                 f"robots: {', '.join(self.executor.robot_names)}; type help")
+        if self.notice:
+            self.say(self.notice)
+        self.show_tools()
+        self.show_stage()
+        interactive = lines.isatty()
+        while True:
+            if interactive:
+                self.out.write("magma> ")
+                self.out.flush()
+            line = lines.readline()
+            if not line:
+                return 0
+            if not line.strip():
+                continue
+            try:
+                command = parse_command(line)
+            except ReplSyntaxError as exc:
+                self.say(f"refused: {exc}")
+                continue
+            if command.kind == "word" and command.name == "exit":
+                return 0
+            self.handle(command)
+
+    def handle(self, command: ReplCommand) -> None:
+        from magma_core.simulation.data_structures import Decision, ToolCall
+
+        if command.kind == "word":
+            if command.name == "help":
+                self.say(HELP)
+            elif command.name == "stage":
+                self.show_stage()
+            elif command.name == "reset":
+                self.executor.reset()
+                self.say("reset: every slot starts its episode again")
+                self.show_stage()
+            return
+        if command.kind == "say":
+            decision = Decision(say=command.text)
+        else:
+            robot = command.robot or self.executor.robot_names[0]
+            decision = Decision(tool_calls=[ToolCall(command.name, command.arguments, robot)])
+        running = [s for s in range(self.executor.num_slots) if self.executor.status(s) == "running"]
+        if not running:
+            self.say("every slot has finished its episode; type reset to start again")
+            return
+        outcomes = self.executor.submit({slot: decision for slot in running})
+        for slot in running:
+            self.show_outcome(slot, outcomes[slot])
+
+    def show_outcome(self, slot: int, outcome: Any) -> None:
+        for call in outcome.calls:
+            verdict = "ok" if call.ok else f"failed ({call.failure_flag.value})"
+            self.say(f"[slot {slot}] {call.robot}.{call.tool}: {verdict}: {call.message}")
+        if outcome.message:
+            self.say(f"[slot {slot}] status: {outcome.message}")
+        verification = "-" if outcome.verification is None else str(outcome.verification)
+        self.say(
+            f"[slot {slot}] stage verification: {verification}  "
+            f"({outcome.stage_success.name}, {outcome.stage_state.name}, "
+            f"{outcome.tool_calls} tool calls)"
+        )
+        view = outcome.next_view
+        if view.episode_over:
+            self.say(f"[slot {slot}] finished task: {outcome.status}")
+        else:
+            self.say(f"[slot {slot}] next stage {view.stage_index + 1}/{view.num_stages}: "
+                     f"{_shown(view)}")
+
+    def show_stage(self) -> None:
+        stages = self.executor.stages
+        for slot in range(self.executor.num_slots):
+            view = self.executor.agent_view(slot)
+            if view.episode_over:
+                self.say(f"[slot {slot}] finished task: {view.status}")
+                continue
+            stage = stages[view.stage_index]
+            kind = "text-only" if view.text_only else "action"
+            self.say(
+                f"[slot {slot}] stage {view.stage_index + 1}/{view.num_stages} ({kind}, target "
+                f"{stage.target_tool_calls}, max {stage.max_tool_calls}): "
+                f"{stage.stage_goal_description}"
+            )
+            self.say(f"[slot {slot}] instruction: {_shown(view)}")
+
+    def show_tools(self) -> None:
+        for tool in self.executor.tool_descriptions:
+            params = ", ".join(
+                f"{name}: {spec['type']}{'' if spec['required'] else '?'}"
+                for name, spec in tool["parameters"].items()
+            )
+            self.say(f"  {tool['name']}({params}) - {tool['description']}")
+
+
+def _shown(view: Any) -> str:
+    """The view's instruction: the user's words, or the engine's feedback text."""
+    if view.kind == "user":
+        return f"(user) {view.instruction}"
+    infos = (view.feedback or {}).get("infos") if isinstance(view.feedback, dict) else None
+    return f"(env) {infos or view.instruction or 'continue'}"

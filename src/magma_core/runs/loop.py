@@ -1,0 +1,194 @@
+"""The run loop: episodes through the one engine, K at a time in its slots, with an agent.
+
+For each step it builds one protocol-2.0 request holding an input per active slot (the engine's
+view of that slot and the slot's agent memory), hands each candidate's decision to
+``Executor.submit`` and carries the returned memory to the next step. Finished episodes are
+written to the run store one transaction each.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from magma_core.agents.base import Agent
+from magma_core.protocol.agent import AgentInput, AgentRequest, AgentResponse
+from magma_core.runs.records import extract_rows, summarize
+from magma_core.runs.store import EpisodeSummary, RunStore
+from magma_core.simulation.data_structures import Decision, DecisionError
+
+NO_ACTION = "no_action"
+DECISION_CAP = "decision_cap"
+
+
+@dataclass
+class LoopLimits:
+    """When the loop itself ends an episode."""
+
+    max_idle_decisions: int = 3  # consecutive decisions without a tool call on action stages
+    max_decisions: int = 60  # decisions in one episode
+
+
+@dataclass
+class EpisodeState:
+    """An episode in flight in one slot."""
+
+    episode: int
+    seed: int
+    slot: int
+    memory: dict[str, Any]
+    decisions: int = 0
+    idle: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+
+Listener = Callable[[str, EpisodeState, Any], None]  # (event, episode, payload)
+
+
+def initial_memory(task: Any) -> dict[str, Any]:
+    """The agent memory an episode starts with: the task's memory (and history, if any)."""
+    situation = task.situation_init
+    memory = copy.deepcopy(situation.memory)
+    if situation.history:
+        memory.setdefault("history", copy.deepcopy(situation.history))
+    return memory
+
+
+def build_input(slot: int, view: Any, memory: dict[str, Any]) -> AgentInput:
+    """The protocol input for one slot's current view."""
+    attributes = copy.deepcopy(view.attributes)
+    attributes.setdefault("known_robots", list(view.robot_names))
+    return AgentInput(
+        id=slot,
+        instruction={"type": view.kind, "content": view.instruction},
+        tools=view.tools,
+        attributes=attributes,
+        memory=memory,
+    )
+
+
+def decisions_from(response: AgentResponse, expected: set[int]) -> dict[int, tuple[Any, dict | None]]:
+    """slot -> (Decision or DecisionError, new memory or None), for every expected slot."""
+    out: dict[int, tuple[Any, dict | None]] = {}
+    for output in response.root if hasattr(response, "root") else response:
+        slot = output.source_id
+        if slot not in expected or slot in out:
+            continue
+        if output.status == "completed" and output.output is not None:
+            out[slot] = (output.output.to_decision(), output.memory)
+        else:
+            error = output.error
+            code = error.code if error else "agent_error"
+            message = error.message if error else "the agent returned no decision"
+            out[slot] = (DecisionError(code, message), output.memory)
+    for slot in expected - set(out):
+        out[slot] = (DecisionError("missing_output", "the agent returned no output for this input"), None)
+    return out
+
+
+class RunLoop:
+    """Runs ``episodes`` of ``task`` with ``agent`` on ``executor`` and saves them in ``store``."""
+
+    def __init__(
+        self,
+        task: Any,
+        agent: Agent,
+        executor: Any,
+        store: RunStore,
+        run_name: str,
+        *,
+        episodes: int,
+        seed: int,
+        limits: LoopLimits | None = None,
+        listener: Listener | None = None,
+    ) -> None:
+        self.task = task
+        self.agent = agent
+        self.executor = executor
+        self.store = store
+        self.run_name = run_name
+        self.episodes = episodes
+        self.seed = seed
+        self.limits = limits or LoopLimits()
+        self.listener = listener or (lambda event, episode, payload: None)
+
+    def pending(self) -> deque[int]:
+        done = self.store.finished_episodes(self.run_name)
+        return deque(k for k in range(self.episodes) if k not in done)
+
+    def run(self) -> list[EpisodeSummary]:
+        """Run every pending episode; return the summaries of those finished in this call."""
+        pending = self.pending()
+        free = deque(range(self.executor.num_slots))
+        active: dict[int, EpisodeState] = {}
+        finished: list[EpisodeSummary] = []
+        while pending or active:
+            while pending and free:
+                self._start(free.popleft(), pending.popleft(), active)
+            outcomes = self._step(active)
+            for slot, outcome in outcomes.items():
+                state = active[slot]
+                self.listener("step", state, outcome)
+                if self._should_end(state, outcome):
+                    finished.append(self._finish(state))
+                    del active[slot]
+                    free.append(slot)
+        return finished
+
+    # -- one episode ---------------------------------------------------------------------
+    def _start(self, slot: int, episode: int, active: dict[int, EpisodeState]) -> None:
+        seed = self.seed + episode
+        self.executor.reset_slot(slot, seed)
+        state = EpisodeState(episode, seed, slot, initial_memory(self.task))
+        active[slot] = state
+        self.listener("start", state, self.executor.agent_view(slot))
+
+    def _step(self, active: dict[int, EpisodeState]) -> dict[int, Any]:
+        views = {slot: self.executor.agent_view(slot) for slot in active}
+        request = AgentRequest(
+            request_id=uuid.uuid4().hex,
+            inputs=[build_input(slot, views[slot], active[slot].memory) for slot in sorted(active)],
+        )
+        try:
+            response = self.agent.respond(request)
+            answers = decisions_from(response, set(active))
+        except Exception as exc:  # a broken agent must not end the run
+            error = DecisionError("agent_failure", f"{type(exc).__name__}: {exc}")
+            answers = {slot: (error, None) for slot in active}
+        decisions: dict[int, Any] = {}
+        for slot, (decision, memory) in answers.items():
+            state = active[slot]
+            if memory is not None:
+                state.memory = memory
+            state.decisions += 1
+            acted = isinstance(decision, Decision) and bool(decision.tool_calls)
+            state.idle = 0 if acted or views[slot].text_only else state.idle + 1
+            decisions[slot] = decision
+        return self.executor.submit(decisions)
+
+    def _should_end(self, state: EpisodeState, outcome: Any) -> bool:
+        if self.executor.status(state.slot) != "running":
+            return True
+        if state.idle >= self.limits.max_idle_decisions:
+            reason = f"{state.idle} consecutive decisions without a tool call on an action stage"
+            self.executor.end_episode(state.slot, NO_ACTION, reason)
+            return True
+        if state.decisions >= self.limits.max_decisions:
+            reason = f"reached the cap of {self.limits.max_decisions} decisions"
+            self.executor.end_episode(state.slot, DECISION_CAP, reason)
+            return True
+        return False
+
+    def _finish(self, state: EpisodeState) -> EpisodeSummary:
+        record = self.executor.record(state.slot).to_dict()
+        record["episode"] = state.episode
+        record["agent_memory"] = state.memory
+        summary = summarize(state.episode, state.seed, record)
+        self.store.save_episode(self.run_name, summary, record, extract_rows(record))
+        self.listener("end", state, summary)
+        return summary

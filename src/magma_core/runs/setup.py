@@ -1,0 +1,75 @@
+"""Turning command-line choices into the objects a run needs; user errors become ``CliError``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from magma_core.cli import CliError
+
+
+def load_task(preset: str) -> Any:
+    """Instantiate and validate the preset's task."""
+    from magma_core.scenarios import ScenarioError, load_preset
+
+    try:
+        task_cls = load_preset(preset)
+    except ScenarioError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        task = task_cls()
+        task.validate()
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"preset {preset} is not a valid task: {exc}") from None
+    return task
+
+
+def build_agent(spec_text: str, task: Any) -> Any:
+    """The agent a ``--agent`` spec names, checked before any episode starts."""
+    from magma_core.agents import AgentCheckError
+    from magma_core.agents.spec import AgentSpecError, from_spec, parse_spec
+
+    try:
+        spec = parse_spec(spec_text)
+        trace = None
+        if spec.kind == "trace":
+            trace = task.perfect_trace()
+            if trace is None:
+                raise CliError(f"task {task.name} has no perfect trace for the trace agent")
+        agent = from_spec(spec_text, trace=trace)
+    except AgentSpecError as exc:
+        raise CliError(str(exc)) from None
+    if spec.kind == "http":
+        try:
+            agent.check()
+        except AgentCheckError as exc:
+            agent.close()
+            raise CliError(f"agent at {spec.url} is not usable: {exc}") from None
+    return agent
+
+
+def build_judge(spec_text: str | None) -> Any:
+    """The judge a ``--judge`` spec names, or None."""
+    if spec_text is None:
+        return None
+    from magma_core.agents.spec import AgentSpecError
+    from magma_core.judge import from_spec
+
+    try:
+        return from_spec(spec_text)
+    except AgentSpecError as exc:
+        raise CliError(str(exc)) from None
+
+
+def open_executor(task: Any, slots: int, seed: int, judge: Any, backend: str) -> Any:
+    """The engine with ``slots`` slots; a task that needs a judge without one is refused."""
+    from magma_core.simulation.executor import Executor
+
+    try:
+        return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend)
+    except ValueError as exc:
+        if "judge" in str(exc):
+            raise CliError(
+                f"{task.name} has stages validated by a judge: pass --judge "
+                "openai:MODEL[@BASE_URL]"
+            ) from None
+        raise CliError(str(exc)) from None

@@ -1,0 +1,48 @@
+"""Layer 5: THE execution engine. Every front end drives a task through ``Executor``.
+
+``Executor(task, num_slots)`` runs one task in N simulator slots: ``agent_view(slot)``,
+``submit({slot: Decision})`` → ``{slot: StepOutcome}``, ``record(slot)`` → ``EpisodeRecord``.
+The simulator is only imported when an executor builds its own ``SimBatch``.
+"""
+
+from magma_core.simulation.executor.batch import MAX_PLANNER_RETRIES, MotionDriver, MotionReport
+from magma_core.simulation.executor.executor import Executor
+from magma_core.simulation.executor.records import (
+    ENGINE_STATUSES,
+    ERROR,
+    EXCEEDED,
+    FAILED,
+    RUNNING,
+    SUCCESS,
+    AgentView,
+    CallOutcome,
+    EpisodeRecord,
+    StageRecord,
+    StepOutcome,
+    StepRecord,
+    ViewMessage,
+)
+from magma_core.simulation.executor.slots import MAX_FORGIVEN_TOOL_CALLS_PER_STAGE, Judge, Verdict
+
+__all__ = [
+    "ENGINE_STATUSES",
+    "ERROR",
+    "EXCEEDED",
+    "FAILED",
+    "MAX_FORGIVEN_TOOL_CALLS_PER_STAGE",
+    "MAX_PLANNER_RETRIES",
+    "RUNNING",
+    "SUCCESS",
+    "AgentView",
+    "CallOutcome",
+    "EpisodeRecord",
+    "Executor",
+    "Judge",
+    "MotionDriver",
+    "MotionReport",
+    "StageRecord",
+    "StepOutcome",
+    "StepRecord",
+    "Verdict",
+    "ViewMessage",
+]

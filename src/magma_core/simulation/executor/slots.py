@@ -1,0 +1,101 @@
+"""Per-slot episode state and the context every engine step works in.
+
+A slot runs one episode at a time. ``SlotState`` holds everything about that episode that
+is not in the simulator: stage index, counters, logs, visible attributes, sampled errors,
+the reference snapshot for ``reset_at_end``, what the agent sees next, and the record.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from magma_core.simulation.data_structures import Log
+from magma_core.simulation.executor.records import (
+    RUNNING,
+    EpisodeRecord,
+    ViewMessage,
+)
+
+# At most this many failed calls per stage are forgiven (not counted against the budget)
+# because an injected error caused them.
+MAX_FORGIVEN_TOOL_CALLS_PER_STAGE = 3
+
+
+class Verdict(Protocol):
+    """A judge's verdict: ``ok`` and a ``reason``."""
+
+    ok: bool
+    reason: str
+
+
+class Judge(Protocol):
+    """Validates a text-only answer against the stage's rule."""
+
+    def judge(self, rule: str, question: str, answer: str) -> Verdict: ...
+
+
+@dataclass
+class EngineContext:
+    """What the engine's step functions share: the task's stages, simulator, motion and tools."""
+
+    task: Any
+    stages: list[Any]
+    sim: Any
+    motion: Any
+    tools: Any
+    robot_names: list[str]
+    tool_descriptions: list[dict[str, Any]]
+    judge: Judge | None = None
+
+    @property
+    def num_stages(self) -> int:
+        return len(self.stages)
+
+
+@dataclass
+class SlotState:
+    """The running episode of one slot."""
+
+    slot: int
+    seed: int
+    rng: random.Random
+    record: EpisodeRecord
+    attributes: dict[str, Any]
+    reference: Any = None
+    status: str = RUNNING
+    stage_index: int = 0
+    tool_calls: int = 0
+    forgiven_tool_calls: int = 0
+    logs: list[Log] = field(default_factory=list)
+    stage_log_start: int = 0
+    active_errors: list[Any] = field(default_factory=list)
+    error_args: dict[str, Any] = field(default_factory=dict)
+    messages: list[ViewMessage] = field(default_factory=list)
+    feedback: dict[str, Any] | None = None
+    last_user_instruction: str = ""
+    step_index: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.status == RUNNING
+
+    @property
+    def effective_tool_calls(self) -> int:
+        """Tool calls of the current stage minus the forgiven ones."""
+        return self.tool_calls - self.forgiven_tool_calls
+
+    def stage_logs(self) -> list[Log]:
+        """The logs of the current stage."""
+        return self.logs[self.stage_log_start :]
+
+    def enter_stage(self, index: int) -> None:
+        """Start stage ``index``: reset the stage counters, the log start and the errors."""
+        self.stage_index = index
+        self.tool_calls = 0
+        self.forgiven_tool_calls = 0
+        self.stage_log_start = len(self.logs)
+        self.active_errors = []
+        self.error_args = {}
+        self.record.stages[index].started = True

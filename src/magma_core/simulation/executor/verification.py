@@ -1,0 +1,231 @@
+"""Stage verification and stage boundaries.
+
+After a batch: its calls are settled (counters, forgiven calls, logs, attribute edits) and
+the stage is verified with ``verify_completion``. A text-only answer is validated (SAY_ONLY
+or the judge). At a FINISH with a next stage: ``reset_at_end`` restores the slot's
+reference state, the next stage's entry transition is applied to that slot only, and the
+next stage's errors are sampled with the slot's seeded RNG.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+
+from magma_core.simulation.data_structures import (
+    Log,
+    Observation,
+    StageSuccess,
+    ToolErrorFlag,
+)
+from magma_core.simulation.executor.batch import SlotBatch, call_failure_flag
+from magma_core.simulation.executor.records import CallOutcome, jsonable
+from magma_core.simulation.executor.slots import (
+    MAX_FORGIVEN_TOOL_CALLS_PER_STAGE,
+    EngineContext,
+    SlotState,
+)
+from magma_core.simulation.stage import BaseTaskStage, TextOnlyValidationMode
+
+TEXT_ONLY_TOOL_FAILURE = (
+    "The answer called a tool, but this text-only stage requires a user-facing response "
+    "and does not allow tool calls."
+)
+EMPTY_ANSWER_FAILURE = "The text-only answer is empty."
+
+
+class JudgeError(RuntimeError):
+    """The judge could not give a verdict (the episode ends with status ``error``)."""
+
+
+def slice_obs(obs: Any, slot: int) -> Any:
+    """The observation of one slot, batch dimension kept (``[1, ...]`` leaves)."""
+    if isinstance(obs, torch.Tensor):
+        return obs[slot : slot + 1] if obs.ndim >= 1 else obs
+    if isinstance(obs, dict):
+        return {k: slice_obs(v, slot) for k, v in obs.items()}
+    return obs
+
+
+def apply_attribute_edit(attributes: dict[str, Any], log: Log) -> str | None:
+    """Apply an ADD/REMOVE log to ``attributes`` in place; a note when it could not apply."""
+    name, value = log.content
+    current = attributes.get(name)
+    if log.action == "ADD":
+        if current is None:
+            attributes[name] = [value]
+            return None
+        if not isinstance(current, list):
+            return f"cannot ADD to attribute {name!r}: it is not a list"
+        if value not in current:
+            current.append(value)
+        return None
+    if not isinstance(current, list) or value not in current:
+        return f"cannot REMOVE {value!r} from attribute {name!r}: not present"
+    current.remove(value)
+    return None
+
+
+def settle_batch(ctx: EngineContext, state: SlotState, batch: SlotBatch) -> tuple[list[CallOutcome], list[str]]:
+    """Turn a finished batch into call outcomes; update counters, logs and attributes.
+
+    Returns the outcomes and notes for the record (e.g. an attribute edit that did not apply).
+    """
+    stage = ctx.stages[state.stage_index]
+    additive = bool(stage.global_parameters.additive_stage)
+    outcomes: list[CallOutcome] = []
+    notes: list[str] = []
+    forgiven = 0
+    for pc in batch.prepared:
+        ok, flag, message = call_failure_flag(pc, batch.rolled_back)
+        execution = pc.execution
+        log = None
+        updates: list[dict[str, Any]] = []
+        context: dict[str, Any] = {}
+        if pc.result is not None and not batch.rolled_back:
+            context = dict(pc.result.context or {})
+            if pc.result.logs is not None:
+                state.logs.append(pc.result.logs)
+                state.record.logs.append(pc.result.logs.to_dict())
+                log = pc.result.logs.to_dict()
+                if pc.result.logs.is_attribute_edit() and additive:
+                    note = apply_attribute_edit(state.attributes, pc.result.logs)
+                    if note:
+                        notes.append(note)
+            updates = [
+                {"path": list(u.path), "value": jsonable(u.value)} for u in pc.result.state_updates
+            ]
+        injected = bool(execution.injection_applied)
+        is_forgiven = (
+            not ok
+            and flag is ToolErrorFlag.INJECTION_ERROR
+            and state.forgiven_tool_calls + forgiven < MAX_FORGIVEN_TOOL_CALLS_PER_STAGE
+        )
+        forgiven += int(is_forgiven)
+        outcomes.append(
+            CallOutcome(
+                robot=pc.robot,
+                tool=pc.call.name,
+                arguments=pc.call.arguments if isinstance(pc.call.arguments, dict) else {},
+                ok=ok,
+                message=message or "",
+                failure_flag=flag,
+                message_is_public=bool(execution.reason_is_public) and not ok,
+                injected=injected,
+                forgiven=is_forgiven,
+                must_fail_stage=bool(execution.must_fail_stage),
+                log=log,
+                state_updates=updates,
+                context=context,
+                attempts=batch.attempts,
+            )
+        )
+    state.tool_calls += len(batch.prepared)
+    state.forgiven_tool_calls += forgiven
+    if state.error_args:  # lazily bound errors get their arguments during the batch
+        state.record.stages[state.stage_index].active_errors = jsonable(state.error_args)
+    return outcomes, notes
+
+
+def verify_stage(ctx: EngineContext, state: SlotState, obs: dict[str, Any]) -> int:
+    """The current action stage's score for this slot: 1 done, 0 ongoing, -1 failed."""
+    stage = ctx.stages[state.stage_index]
+    scores = stage.verify_completion(slice_obs(obs, state.slot), [state.stage_logs()], [list(state.logs)])
+    score = int(torch.as_tensor(scores).reshape(-1)[0])
+    if score not in (-1, 0, 1):
+        raise ValueError(f"{type(stage).__name__}.verify_completion returned {score}, expected -1, 0 or 1")
+    return score
+
+
+def judge_answer(
+    ctx: EngineContext, state: SlotState, answer: str
+) -> tuple[StageSuccess, str, dict[str, Any] | None]:
+    """Validate a text-only answer: ``(FINISH | FAILED, reason, judge record)``.
+
+    SAY_ONLY accepts any non-empty message; JUDGE asks the executor's judge with the stage's
+    verification prompt as the rule and the last user instruction as the question. A
+    verdict carrying an ``error`` (no verdict obtained) raises ``JudgeError``.
+    """
+    stage = ctx.stages[state.stage_index]
+    if not answer.strip():
+        return StageSuccess.FAILED, EMPTY_ANSWER_FAILURE, None
+    params = stage.global_parameters
+    if params.text_only_validation is TextOnlyValidationMode.SAY_ONLY:
+        return StageSuccess.FINISH, "", None
+    if ctx.judge is None:  # the executor refuses such tasks; kept as a guard
+        raise RuntimeError("This stage needs a judge and the executor has none")
+    question = stage.stage_input.instruction.get_content() or state.last_user_instruction
+    verdict = ctx.judge.judge(params.verification_prompt, question, answer)
+    if getattr(verdict, "error", None):
+        # No verdict could be obtained: neither a pass nor the agent's failure.
+        raise JudgeError(f"the judge gave no verdict: {verdict.error}")
+    ok = verdict_ok(verdict)
+    reason = str(getattr(verdict, "reason", "") or "")
+    record = {"rule": params.verification_prompt, "question": question, "ok": ok, "reason": reason}
+    for extra in ("error", "attempts", "usage", "latency_s"):
+        if getattr(verdict, extra, None) is not None:
+            record[extra] = jsonable(getattr(verdict, extra))
+    if ok:
+        return StageSuccess.FINISH, "", record
+    return StageSuccess.FAILED, reason or "The judge rejected the text-only answer.", record
+
+
+def verdict_ok(verdict: Any) -> bool:
+    """A verdict's outcome: its ``ok`` attribute, or ``passed`` (``magma_core.judge.Verdict``)."""
+    if hasattr(verdict, "ok"):
+        return bool(verdict.ok)
+    return bool(getattr(verdict, "passed", False))
+
+
+def sample_stage_errors(ctx: EngineContext, state: SlotState, raw_obs: dict[str, Any]) -> None:
+    """Draw the current stage's active errors with the slot's RNG and bind their arguments.
+
+    ``initialize`` may return None to bind lazily (at the first compatible call).
+    """
+    stage = ctx.stages[state.stage_index]
+    params = stage.error_parameters
+    record = state.record.stages[state.stage_index]
+    if not params.possible_errors:
+        state.active_errors, state.error_args = [], {}
+        return
+    chosen = params.sample(state.rng)
+    obs = Observation(
+        selected_robot_name=ctx.robot_names[0],
+        task_attributes=copy.deepcopy(state.attributes),
+        maniskill_obs=raw_obs,
+        add_constants=ctx.task.tools_constant,
+    )
+    state.active_errors = list(chosen)
+    state.error_args = {error.get_name(): error.initialize(obs, state.slot) for error in chosen}
+    record.active_errors = jsonable(state.error_args)
+    record.error_descriptions = [
+        text
+        for error in chosen
+        if (text := error.get_description(state.error_args[error.get_name()]))
+    ]
+
+
+def stage_boundary(ctx: EngineContext, state: SlotState) -> None:
+    """Leave the current (finished, not last) stage and enter the next one in this slot.
+
+    ``reset_at_end`` restores the reference snapshot; the next stage's entry transition is
+    applied to this slot only (its returned state is used). Errors are sampled by the caller.
+    """
+    finished = ctx.stages[state.stage_index]
+    if finished.global_parameters.reset_at_end:
+        ctx.sim.restore_slot(state.slot, state.reference)
+    state.enter_stage(state.stage_index + 1)
+    apply_entry_transition(ctx, state)
+
+
+def apply_entry_transition(ctx: EngineContext, state: SlotState) -> None:
+    """Apply the current stage's ``build_init_state`` to this slot (no-op without a transition)."""
+    stage = ctx.stages[state.stage_index]
+    overridden = type(stage).build_init_state is not BaseTaskStage.build_init_state
+    if stage.entry_transition is None and not overridden:
+        return
+    tree = ctx.sim.get_state()
+    new_tree = stage.build_init_state(tree, torch.tensor([state.slot], dtype=torch.long))
+    ctx.sim.set_state(tree if new_tree is None else new_tree, slots=[state.slot])

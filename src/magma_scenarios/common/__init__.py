@@ -1,0 +1,1 @@
+"""Building blocks shared by the built-in scenarios (top-down grasps, zone checks, goals)."""

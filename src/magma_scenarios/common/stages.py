@@ -1,0 +1,136 @@
+"""Stages shared by the built-in scenarios: put objects in zones, answer a question."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from magma_core.simulation.data_structures import (
+    EmptyInstruction,
+    Instruction,
+    StageInput,
+    UserInstruction,
+)
+from magma_core.simulation.errors import BaseError
+from magma_core.simulation.goals import And, At
+from magma_core.simulation.stage import (
+    BaseTaskStage,
+    StageErrorParameters,
+    StageGlobalParameters,
+    TextOnlyValidationMode,
+)
+from magma_core.simulation.stage.environment_transition import BaseStageEnvironmentTransition
+
+ZONE_THRESH = 0.08  # an object within 8 cm (XY) of a zone's centre is in it
+
+
+def _instruction(text: str | None) -> Instruction:
+    return EmptyInstruction() if text is None else UserInstruction(text)
+
+
+class ObjectsToZones(BaseTaskStage):
+    """Every object of ``placements`` ends in its zone. Optimal: a pick and a place for each of
+    the ``moves`` objects that must move (default: all of them), plus ``extra_calls``.
+
+    ``instruction=None`` continues the previous request (``EmptyInstruction``).
+    """
+
+    def __init__(
+        self,
+        placements: Mapping[str, str],
+        instruction: str | None,
+        flag_answer_to_user: bool = False,
+        *,
+        reset_at_end: bool = False,
+        entry_transition: BaseStageEnvironmentTransition | None = None,
+        errors: list[BaseError] | None = None,
+        extra_calls: int = 0,
+        moves: int | None = None,
+        additive: bool = False,
+    ) -> None:
+        if not placements:
+            raise ValueError("ObjectsToZones needs at least one placement")
+        self.placements = dict(placements)
+        self.instruction_text = instruction
+        self.extra_calls = extra_calls
+        self.moves = len(self.placements) if moves is None else moves
+        self.target_tool_calls = 2 * self.moves + extra_calls
+        self.max_tool_calls = 2 * self.target_tool_calls
+        goals = [At(obj, zone, thresh=ZONE_THRESH) for obj, zone in self.placements.items()]
+        described = ", ".join(f"{o} in {z}" for o, z in self.placements.items())
+        super().__init__(
+            goals=[And(goals)] if len(goals) > 1 else goals,
+            stage_goal_description=f"On the table: {described}.",
+            stage_input=StageInput(_instruction(instruction), flag_answer_to_user),
+            global_parameters=StageGlobalParameters(
+                reset_at_end=reset_at_end, additive_stage=additive
+            ),
+            error_parameters=StageErrorParameters(
+                list(errors or []), len(errors or []), len(errors or [])
+            ),
+            entry_transition=entry_transition,
+        )
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {
+            "placements": self.placements,
+            "instruction": self.instruction_text,
+            "flag_answer_to_user": self.stage_input.flag_answer_to_user,
+            "reset_at_end": self.global_parameters.reset_at_end,
+            "entry_transition": self.entry_transition,
+            "errors": list(self.error_parameters.possible_errors),
+            "extra_calls": self.extra_calls,
+            "moves": self.moves,
+            "additive": self.global_parameters.additive_stage,
+        }
+
+
+class AnswerQuestion(BaseTaskStage):
+    """A text-only question judged against ``rule`` (JUDGE validation); no tool is allowed."""
+
+    target_tool_calls = 0
+    max_tool_calls = 0
+
+    def __init__(self, question: str, rule: str) -> None:
+        self.question = question
+        self.rule = rule
+        super().__init__(
+            goals=[],
+            stage_goal_description=rule,
+            stage_input=StageInput(UserInstruction(question), flag_answer_to_user=False),
+            global_parameters=StageGlobalParameters(
+                verification_prompt=rule, text_only_validation=TextOnlyValidationMode.JUDGE
+            ),
+        )
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {"question": self.question, "rule": self.rule}
+
+
+class AddArea(BaseTaskStage):
+    """An additive stage: the agent adds ``area`` to its known areas (an ADD attribute edit).
+
+    Verified on the logs: done once a log adds ``area`` to the ``areas`` attribute.
+    """
+
+    target_tool_calls = 1
+    max_tool_calls = 2
+
+    def __init__(self, area: str, instruction: str) -> None:
+        self.area = area
+        self.instruction_text = instruction
+        super().__init__(
+            goals=[],
+            stage_goal_description=f"{area} is a known area.",
+            stage_input=StageInput(UserInstruction(instruction), flag_answer_to_user=False),
+            global_parameters=StageGlobalParameters(additive_stage=True),
+        )
+
+    def verif_log_completion(self, stage_log: list, full_log: list) -> int:
+        added = any(
+            log.action == "ADD" and tuple(log.content) == ("areas", self.area) for log in stage_log
+        )
+        return 1 if added else 0
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {"area": self.area, "instruction": self.instruction_text}

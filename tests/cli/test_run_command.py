@@ -1,0 +1,143 @@
+"""``magma run`` / ``magma runs`` as a user runs them: real subprocesses, real simulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .conftest import MAGMA, magma
+
+pytestmark = pytest.mark.sim
+
+
+def _episodes(db, name):
+    with sqlite3.connect(db) as conn:
+        return [
+            row[0]
+            for row in conn.execute(
+                "SELECT episode FROM episodes WHERE run_name = ? ORDER BY episode", (name,)
+            )
+        ]
+
+
+@pytest.mark.parametrize("preset", ["cube.PickPlace", "cube.MovedCube", "cube.Machine"])
+def test_trace_agent_solves_every_stage_optimally(preset, workdir):
+    proc = magma("run", preset, "--agent", "trace", "--episodes", "2", "--slots", "2",
+                 "--out", "out", cwd=workdir)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((workdir / "out" / f"{preset}.summary.json").read_text())
+    totals = summary["totals"]
+    assert totals["episodes"] == 2 and totals["success"] == 2
+    assert totals["optimal"] == totals["stages_total"] > 0
+    assert totals["acceptable"] == totals["exceeded"] == 0
+    assert "2/2 episodes succeeded" in proc.stdout
+    listing = magma("runs", "show", preset, "--out", "out", cwd=workdir)
+    assert listing.returncode == 0 and "success" in listing.stdout
+    record = json.loads(
+        magma("runs", "show", preset, "--out", "out", "--episode", "1", cwd=workdir).stdout
+    )
+    assert record["status"] == "success" and record["seed"] == 1
+    assert all(stage["state"] == "OPTIMAL" for stage in record["stages"])
+
+
+def test_killed_run_resumes_without_loss_or_duplicates(workdir):
+    args = ["run", "cube.PickPlace", "--episodes", "12", "--name", "resumable", "--out", "out"]
+    db = workdir / "out" / "magma.db"
+    proc = subprocess.Popen([*MAGMA, *args], cwd=workdir, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
+    try:
+        while time.monotonic() < deadline:
+            if db.exists():
+                try:
+                    if len(_episodes(db, "resumable")) >= 2:
+                        break
+                except sqlite3.OperationalError:
+                    pass
+            if proc.poll() is not None:
+                break
+            time.sleep(0.02)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    stored = _episodes(db, "resumable")
+    assert 2 <= len(stored) < 12, f"kill came too late or too early: {stored}"
+    assert stored == list(range(len(stored)))
+    resumed = magma(*args, cwd=workdir)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"{len(stored)} episode(s) already stored" in resumed.stdout
+    assert _episodes(db, "resumable") == list(range(12))
+    with sqlite3.connect(db) as conn:
+        per_episode = conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT episode || '-' || stage) FROM stage_outcomes "
+            "WHERE run_name = 'resumable'"
+        ).fetchone()
+    assert per_episode[0] == per_episode[1] == 12 * 2  # two stages each, none duplicated
+
+
+def test_run_against_serve_agent_over_http(workdir):
+    server = subprocess.Popen(
+        [*MAGMA, "serve-agent", "--agent", "trace", "--preset", "cube.PickPlace", "--port", "0"],
+        cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("serving"), line + server.stderr.read()
+        url = line.split(" on ")[-1].strip()
+        assert url.startswith("http://127.0.0.1:")
+        proc = magma("run", "cube.PickPlace", "--agent", url, "--episodes", "2", "--slots", "2",
+                     "--out", "out", cwd=workdir)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        totals = json.loads((workdir / "out" / "cube.PickPlace.summary.json").read_text())["totals"]
+        assert totals["success"] == 2 and totals["optimal"] == totals["stages_total"]
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["run", "nope.Preset"], "unknown scenario 'nope'"),
+        (["run", "cube.Nope"], "has no preset 'Nope'"),
+        (["run", "cube.PickPlace", "--agent", "ftp://x"], "unknown agent spec"),
+        (["run", "cube.PickPlace", "--agent", "http://127.0.0.1:9"], "is not usable"),
+        (["run", "cube.PickPlace", "--episodes", "0"], "expected a positive integer"),
+        (["run", "cube.PickPlace", "--slots", "two"], "expected a positive integer"),
+        (["run", "cube.PickPlace", "--name", "../x"], "run names use"),
+        (["run", "cube.PickPlace", "--bogus"], "unrecognized arguments"),
+        (["runs", "show", "nothing"], "no run store"),
+        (["scenarios", "show", "nope"], "unknown scenario"),
+    ],
+)
+def test_user_errors_are_one_line_without_traceback(args, expected, workdir):
+    proc = magma(*args, cwd=workdir, timeout=120)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines and lines[-1].startswith("magma: error:"), proc.stderr
+    assert expected in lines[-1]
+    assert len([line for line in lines if line.startswith("magma: error")]) == 1
+
+
+def test_scenarios_list_and_show(workdir):
+    listing = magma("scenarios", "list", cwd=workdir)
+    assert listing.returncode == 0 and "cube" in listing.stdout and "PickPlace" in listing.stdout
+    show = magma("scenarios", "show", "cube", cwd=workdir)
+    assert show.returncode == 0
+    assert "cube.MovedCube" in show.stdout and "MagmaCube-v1" in show.stdout
+
+
+def test_module_entry_matches_console_script():
+    assert MAGMA[:2] == [sys.executable, "-m"]

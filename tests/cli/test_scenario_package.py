@@ -1,0 +1,46 @@
+"""A user's scenario package, installed in the test environment, plugs in by entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import magma
+
+pytestmark = pytest.mark.sim
+
+PACKAGE = Path(__file__).resolve().parents[1] / "fixtures" / "my_magma_scenarios"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict:
+    target = tmp_path_factory.mktemp("site")
+    build = tmp_path_factory.mktemp("build")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--target", str(target), str(PACKAGE)],
+        check=True, capture_output=True, text=True, cwd=build,
+    )
+    assert list(target.glob("my_magma_scenarios-*.dist-info"))
+    return {"PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_installed_package_is_listed_and_runs(installed, tmp_path):
+    listing = magma("scenarios", "list", cwd=tmp_path, env=installed)
+    assert listing.returncode == 0, listing.stderr
+    assert "my_cubes" in listing.stdout and "cube" in listing.stdout
+    run = magma("run", "my_cubes.SwitchAndPlace", "--episodes", "2", "--slots", "2",
+                "--out", "out", cwd=tmp_path, env=installed)
+    assert run.returncode == 0, run.stdout + run.stderr
+    totals = json.loads((tmp_path / "out" / "my_cubes.SwitchAndPlace.summary.json").read_text())["totals"]
+    assert totals["success"] == 2 and totals["optimal"] == totals["stages_total"] == 4
+
+
+def test_without_the_package_the_preset_is_unknown(tmp_path):
+    proc = magma("run", "my_cubes.SwitchAndPlace", cwd=tmp_path)
+    assert proc.returncode == 2 and "unknown scenario 'my_cubes'" in proc.stderr
