@@ -59,13 +59,20 @@ def initial_memory(task: Any) -> dict[str, Any]:
     return memory
 
 
+def instruction_content(view: Any) -> str:
+    """The text of the view's input. A delayed input (an interruption after an action stage)
+    carries the last batch's status before the user's words: both reach the agent."""
+    messages = [m.content for m in getattr(view, "messages", []) if m.content]
+    return "\n\n".join(messages) if len(messages) > 1 else view.instruction
+
+
 def build_input(slot: int, view: Any, memory: dict[str, Any]) -> AgentInput:
     """The protocol input for one slot's current view."""
     attributes = copy.deepcopy(view.attributes)
     attributes.setdefault("known_robots", list(view.robot_names))
     return AgentInput(
         id=slot,
-        instruction={"type": view.kind, "content": view.instruction},
+        instruction={"type": view.kind, "content": instruction_content(view)},
         tools=view.tools,
         attributes=attributes,
         memory=memory,

@@ -138,7 +138,7 @@ def prepare_call(
         add_constants=ctx.task.tools_constant,
         tool_batch_context=batch_context,
     )
-    execution = ctx.tools.call_tool(call.name, obs, state.slot, call.arguments)
+    execution = ctx.tools[state.slot].call_tool(call.name, obs, state.slot, call.arguments)
     execution.robot_idx = ctx.robot_names.index(robot)
     execution.set_execution_info(call.name, state.stage_index, state.active_errors)
     execution.apply_pre_exec_errors(state.error_args)

@@ -150,9 +150,11 @@ class Executor:
 
                 motion = default_motion(sim)
             robot_names = self._robot_names(task, sim)
-            tools = task.Tools_cls()
-            # Tools read the world from their observation; the bound agents are slot 0's.
-            tools.bind_robots(dict(zip(robot_names, sim.agents(0).values(), strict=True)))
+            # One tool instance per slot, bound to that slot's robots: on CPU every slot is
+            # its own simulator, so ``get_agent`` must answer with the slot's own agent.
+            tools = [
+                _bound_tools(task.Tools_cls, robot_names, sim, slot) for slot in range(num_slots)
+            ]
             self._ctx = EngineContext(
                 task=task,
                 stages=stages,
@@ -613,3 +615,10 @@ class Executor:
             [], infos="", failure_reason="The episode stopped on an error in the scenario."
         )
         state.messages = [feedback_message(state.feedback)]
+
+
+def _bound_tools(tools_cls: type, robot_names: list[str], sim: Any, slot: int) -> Any:
+    """A ``tools_cls`` instance bound to the robots of ``slot`` (named as the task names them)."""
+    tools = tools_cls()
+    tools.bind_robots(dict(zip(robot_names, sim.agents(slot).values(), strict=True)))
+    return tools

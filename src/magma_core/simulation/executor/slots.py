@@ -44,7 +44,7 @@ class EngineContext:
     stages: list[Any]
     sim: Any
     motion: Any
-    tools: Any
+    tools: list[Any]  # one bound tool instance per slot
     robot_names: list[str]
     tool_descriptions: list[dict[str, Any]]
     judge: Judge | None = None

@@ -1,0 +1,119 @@
+"""The run loop on the real engine and simulator: memory, end rules, agent errors, inputs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from magma_core.agents import TraceAgent
+from magma_core.agents.base import Agent
+from magma_core.protocol.agent import AgentOutput, AgentRequest, AgentResponse
+from magma_core.runs import RunStore
+from magma_core.runs.loop import DECISION_CAP, NO_ACTION, LoopLimits, RunLoop
+from magma_core.scenarios import load_preset
+from magma_core.simulation.executor import Executor
+
+pytestmark = pytest.mark.sim
+
+
+class ScriptedAgent(Agent):
+    """Answers each input with ``script(input)`` -> (decision dict | error dict, memory)."""
+
+    def __init__(self, script) -> None:
+        self.script = script
+        self.inputs: list[Any] = []
+
+    def respond(self, request: AgentRequest) -> AgentResponse:
+        outputs = []
+        for agent_input in request.inputs:
+            self.inputs.append(agent_input)
+            answer, memory = self.script(agent_input)
+            common = dict(request_id=request.request_id, source_id=agent_input.id,
+                          candidate_index=0, memory=memory)
+            if "code" in answer:
+                outputs.append(AgentOutput(status="error", error=answer, **common))
+            else:
+                outputs.append(AgentOutput(status="completed", output=answer, **common))
+        return AgentResponse(outputs)
+
+
+@pytest.fixture(scope="module")
+def pick_place():
+    task = load_preset("cube.PickPlace")()
+    with Executor(task, num_slots=2, seed=0) as executor:
+        yield task, executor
+
+
+def _run(task, executor, agent, tmp_path, episodes=2, limits=None):
+    store = RunStore(tmp_path / "magma.db")
+    store.open_run("r", "cube.PickPlace", {})
+    summaries = RunLoop(task, agent, executor, store, "r", episodes=episodes, seed=10,
+                        limits=limits).run()
+    return store, summaries
+
+
+def test_trace_agent_memory_is_carried_between_decisions(pick_place, tmp_path):
+    task, executor = pick_place
+    store, summaries = _run(task, executor, TraceAgent(task.perfect_trace()), tmp_path, episodes=3)
+    assert [s.status for s in summaries] == ["success"] * 3
+    assert sorted(s.episode for s in summaries) == [0, 1, 2]
+    assert {s.seed for s in summaries} == {10, 11, 12}
+    record = store.episode_record("r", 2)
+    assert record["agent_memory"]["trace_cursor"] == 3  # pick, place, answer
+
+
+def test_memory_returned_by_the_agent_comes_back(pick_place, tmp_path):
+    task, executor = pick_place
+
+    def script(agent_input):
+        seen = agent_input.memory.get("turn", 0)
+        return {"say": "thinking"}, {"turn": seen + 1}
+
+    agent = ScriptedAgent(script)
+    _, summaries = _run(task, executor, agent, tmp_path, episodes=1)
+    assert [i.memory.get("turn", 0) for i in agent.inputs] == [0, 1, 2]
+    assert summaries[0].status == NO_ACTION and summaries[0].decisions == 3
+
+
+def test_decision_cap_ends_an_episode_that_keeps_calling(pick_place, tmp_path):
+    task, executor = pick_place
+    agent = ScriptedAgent(lambda i: ({"tool_calls": [
+        {"name": "pick", "arguments": {"object": "moon"}, "target_robot_name": "panda"}]},
+        {}))
+    store, summaries = _run(task, executor, agent, tmp_path, episodes=1,
+                            limits=LoopLimits(max_decisions=3))
+    # an unknown object is a bad call; the stage budget (max 4) is not reached in 3 calls
+    assert summaries[0].status == DECISION_CAP and summaries[0].decisions == 3
+    calls = store.episode_record("r", 0)["steps"][0]["calls"]
+    assert calls[0]["failure_flag"] == "bad_call" and "Unknown object" in calls[0]["message"]
+
+
+def test_agent_errors_are_recorded_and_count_as_no_action(pick_place, tmp_path):
+    task, executor = pick_place
+    agent = ScriptedAgent(lambda i: ({"code": "invalid_response", "message": "not JSON"}, {}))
+    store, summaries = _run(task, executor, agent, tmp_path, episodes=1)
+    assert summaries[0].status == NO_ACTION
+    record = json.dumps(store.episode_record("r", 0))
+    assert "invalid_response" in record and "not JSON" in record
+
+
+def test_delayed_input_carries_the_last_status_and_the_new_instruction(tmp_path):
+    task = load_preset("sorting.Interruption")()
+    trace_agent = TraceAgent(task.perfect_trace())
+    seen: list[str] = []
+
+    class Spy(Agent):
+        def respond(self, request):
+            seen.extend(i.instruction.content for i in request.inputs)
+            return trace_agent.respond(request)
+
+    with Executor(task, num_slots=1, seed=0) as executor:
+        store = RunStore(tmp_path / "magma.db")
+        store.open_run("r", "sorting.Interruption", {})
+        [summary] = RunLoop(task, Spy(), executor, store, "r", episodes=1, seed=0).run()
+    assert summary.status == "success"
+    interruption = [s for s in seen if "Wait, first put the green cube" in s]
+    assert len(interruption) == 1
+    assert "place succeed" in interruption[0]  # the status of the batch before it
