@@ -235,3 +235,22 @@ _DECODERS = {
     "object": _decode_object,
 }
 
+
+
+class SpecSerializable:
+    """Mixin: ``to_spec`` / ``from_spec`` through the class's own ``_to_spec_arguments()``,
+    else through its constructor arguments read from same-named attributes."""
+
+    def _spec_arguments(self) -> dict[str, Any]:
+        if "_to_spec_arguments" in type(self).__dict__:
+            return self._to_spec_arguments()  # type: ignore[attr-defined]
+        return extract_constructor_arguments(self)
+
+    def to_spec(self) -> dict[str, Any]:
+        """The spec: the class's own ``_to_spec_arguments()``, else its constructor arguments."""
+        return object_to_spec(self, self._spec_arguments())
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> Any:
+        """Rebuild an instance of ``cls`` (or a subclass) from its spec."""
+        return object_from_spec(spec, cls)

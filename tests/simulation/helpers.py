@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from magma_core.simulation.data_structures import Pose
-
-
-def down_quat(yaw: float) -> tuple[float, float, float, float]:
-    """wxyz quaternion of a TCP pointing down (pi about x), turned by ``yaw`` about world z."""
-    c, s = math.cos(yaw / 2), math.sin(yaw / 2)
-    return (0.0, c, s, 0.0)
-
-
-def cube_yaw(pose7: torch.Tensor) -> float:
-    """The cube's yaw folded into [-pi/4, pi/4) (a cube is symmetric every pi/2)."""
-    w, x, y, z = (float(v) for v in pose7[3:7])
-    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-    return (yaw + math.pi / 4) % (math.pi / 2) - math.pi / 4
+from magma_scenarios.common.tabletop import down_quat
+from magma_scenarios.common.tabletop import grasp_yaw as cube_yaw
 
 
 def pick_and_place(cube: torch.Tensor, zone: torch.Tensor) -> list:

@@ -7,17 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from magma_core.serialization import (
-    extract_constructor_arguments,
-    object_from_spec,
-    object_to_spec,
-)
+from magma_core.serialization import SpecSerializable
 
 if TYPE_CHECKING:
     from magma_core.simulation.data_structures import Observation, ToolExecution, ToolResult
 
 
-class BaseError:
+class BaseError(SpecSerializable):
     """An error a stage can inject into the tools that support it.
 
     Subclasses must be constructible without arguments (optional arguments are fine).
@@ -65,19 +61,6 @@ class BaseError:
         return dict(args)
 
     # -- serialization -------------------------------------------------------------------
-    def _spec_arguments(self) -> dict[str, Any]:
-        if "_to_spec_arguments" in type(self).__dict__:
-            return self._to_spec_arguments()  # type: ignore[attr-defined]
-        return extract_constructor_arguments(self)
-
-    def to_spec(self) -> dict[str, Any]:
-        """The spec: the class's own ``_to_spec_arguments()``, else its constructor arguments."""
-        return object_to_spec(self, self._spec_arguments())
-
-    @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> BaseError:
-        return object_from_spec(spec, cls)
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 

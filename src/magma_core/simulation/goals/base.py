@@ -7,17 +7,13 @@ from typing import Any
 
 import torch
 
-from magma_core.serialization import (
-    extract_constructor_arguments,
-    object_from_spec,
-    object_to_spec,
-)
+from magma_core.serialization import SpecSerializable
 
 SCORE_DTYPE = torch.int64
 SCORE_VALUES = (-1, 0, 1)
 
 
-class BaseGoal(ABC):
+class BaseGoal(SpecSerializable, ABC):
     """A check of the world: ``verify(obs)`` gives a ``Tensor[N]`` of -1/0/1, one per env.
 
     ``obs`` is the raw observation of the envs being verified (batch dimension first). A goal
@@ -32,18 +28,6 @@ class BaseGoal(ABC):
 
     def get_name(self) -> str:
         return type(self).__name__
-
-    def _spec_arguments(self) -> dict[str, Any]:
-        if "_to_spec_arguments" in type(self).__dict__:
-            return self._to_spec_arguments()  # type: ignore[attr-defined]
-        return extract_constructor_arguments(self)
-
-    def to_spec(self) -> dict[str, Any]:
-        return object_to_spec(self, self._spec_arguments())
-
-    @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> BaseGoal:
-        return object_from_spec(spec, cls)
 
     def __repr__(self) -> str:
         try:
