@@ -58,3 +58,38 @@ def test_resume_reopens_and_refuses_other_preset(tmp_path):
             store.open_run("r1", "p.Y", {})
         with pytest.raises(sqlite3.IntegrityError):
             store.save_episode("r1", _summary(1), {})  # never duplicated
+
+
+def test_jsonl_export_of_episodes_and_steps(tmp_path):
+    import io
+
+    from magma_core.runs.export import export_jsonl
+
+    store = RunStore(tmp_path / "magma.db")
+    store.open_run("r1", "p.X", {})
+    record = {
+        "task": "T", "seed": 100, "status": "success",
+        "steps": [
+            {"step_index": 0, "stage_index": 0, "inputs": [{"kind": "user", "content": "go"}],
+             "decision": {"say": "", "tool_calls": [{"name": "pick"}]},
+             "calls": [{"robot": "panda", "tool": "pick", "arguments": {}, "ok": True,
+                        "message": "ok", "failure_flag": "none", "context": {"x": 1}}],
+             "stage_success": "FINISH", "stage_state": "OPTIMAL"},
+            {"step_index": 1, "stage_index": 1, "inputs": [], "decision": {"say": "done"},
+             "calls": [], "stage_success": "FINISH", "stage_state": "OPTIMAL"},
+        ],
+    }
+    store.save_episode("r1", _summary(0), record)
+    store.save_episode("r1", _summary(1), {**record, "steps": []})
+    out = io.StringIO()
+    assert export_jsonl(store, "r1", "steps", out) == 2
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["episode"], r["step"]) for r in rows] == [(0, 0), (0, 1)]
+    assert rows[0]["calls"][0] == {"robot": "panda", "tool": "pick", "arguments": {}, "ok": True,
+                                   "message": "ok", "failure_flag": "none"}
+    assert rows[1]["decision"] == {"say": "done"}
+    out = io.StringIO()
+    assert export_jsonl(store, "r1", "episodes", out) == 2
+    assert [json.loads(line)["episode"] for line in out.getvalue().splitlines()] == [0, 1]
+    with pytest.raises(ValueError, match="unknown export kind"):
+        export_jsonl(store, "r1", "parquet", out)

@@ -23,6 +23,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
     show.add_argument("--episode", type=int, default=None, help="print this episode's record (JSON)")
     show.set_defaults(func=_show)
+    export = actions.add_parser("export", help="write a run's episodes or steps as JSON Lines")
+    export.add_argument("name", help="run name")
+    export.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
+    export.add_argument("--what", choices=("episodes", "steps"), default="steps",
+                        help="one line per episode, or per decision step (default)")
+    export.add_argument("--output", type=Path, default=None,
+                        help="file to write (default: standard output)")
+    export.set_defaults(func=_export)
 
 
 def _open(out: Path):
@@ -60,4 +68,21 @@ def _show(args: argparse.Namespace) -> int:
     console.print(f"preset {run['preset']}  config {json.dumps(run['config'], sort_keys=True)}")
     console.print(results_table(args.name, summaries))
     console.print(totals_line(summaries))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    import sys
+
+    from magma_core.runs.export import export_jsonl
+
+    with _open(args.out) as store:
+        if store.get_run(args.name) is None:
+            raise CliError(f"no run named {args.name!r} in {args.out}")
+        if args.output is None:
+            export_jsonl(store, args.name, args.what, sys.stdout)
+            return 0
+        with args.output.open("w") as handle:
+            count = export_jsonl(store, args.name, args.what, handle)
+    print(f"wrote {count} {args.what} rows to {args.output}", file=sys.stderr)
     return 0
