@@ -141,3 +141,33 @@ def test_scenarios_list_and_show(workdir):
 
 def test_module_entry_matches_console_script():
     assert MAGMA[:2] == [sys.executable, "-m"]
+
+
+def test_run_with_an_openai_compatible_model(workdir):
+    """``--agent openai:MODEL@URL`` against a loopback chat-completions endpoint: the model's
+    tool calls drive the robot, a malformed reply is an agent error, not a crash."""
+    from agents.agent_helpers import FakeOpenAI, completion, tool_call
+
+    server = FakeOpenAI()
+    server.script = [
+        completion(tool_calls=[tool_call("pick", {"object": "cube"})]),
+        completion(tool_calls=[tool_call("place", "{not json")]),  # malformed arguments
+        completion(tool_calls=[tool_call("place", {"area": "zone_a"})]),
+        completion("The cube is in zone A."),
+    ]
+    try:
+        proc = magma("run", "cube.PickPlace", "--agent", f"openai:fake-model@{server.base_url}",
+                     "--out", "out", cwd=workdir, env={"OPENAI_API_KEY": "test-key"})
+    finally:
+        server.close()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((workdir / "out" / "cube.PickPlace.summary.json").read_text())
+    [episode] = summary["episodes"]
+    assert episode["status"] == "success" and episode["tool_calls"] == 2
+    assert episode["optimal"] == 2 and episode["decisions"] == 4
+    sent = server.requests[0]
+    assert sent["model"] == "fake-model"
+    assert {t["function"]["name"] for t in sent["tools"]} >= {"pick", "place", "detect_objects"}
+    record = json.loads(magma("runs", "show", "cube.PickPlace", "--out", "out", "--episode", "0",
+                              cwd=workdir).stdout)
+    assert "error" in record["steps"][1]["decision"]  # the malformed reply, recorded
