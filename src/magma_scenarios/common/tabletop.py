@@ -16,6 +16,7 @@ APPROACH_HEIGHT = 0.12  # TCP height above the table when travelling
 PLACE_HEIGHT = 0.025  # TCP height when releasing a 4 cm cube
 HELD_DISTANCE = 0.03  # an object this close to the TCP (and lifted) is held
 LIFTED_Z = 0.035  # an object's centre above this is off the table
+SPOT_CLEARANCE = 0.05  # a placing spot this far from every other object is free
 
 
 def down_quat(yaw: float) -> tuple[float, float, float, float]:
@@ -85,10 +86,16 @@ def in_zone(obs: dict, obj: str, zone: str, env_id: int, half_size: Sequence[flo
 def free_spot(
     obs: dict, zone: str, env_id: int, others: Sequence[str], half_size: Sequence[float]
 ) -> tuple[float, float]:
-    """A point of the zone away from the objects already on it (centre first, then corners)."""
+    """A point of the zone away from the objects already on it.
+
+    Spots lie 6 cm apart along x (a top-down gripper opens along y, so its fingers never
+    come down on a neighbour), first on the zone's middle line, then on lines beside it.
+    """
     cx, cy = (float(v) for v in position(obs, zone, env_id)[:2])
-    dx, dy = half_size[0] / 2, half_size[1] / 2
-    spots = [(cx, cy), (cx - dx, cy - dy), (cx + dx, cy + dy), (cx - dx, cy + dy), (cx + dx, cy - dy)]
+    dx = min(0.03, half_size[0] - 0.025)
+    dy = min(0.035, half_size[1] - 0.025)
+    spots = [(cx - dx, cy), (cx + dx, cy), (cx - dx, cy + dy), (cx + dx, cy - dy),
+             (cx - dx, cy - dy), (cx + dx, cy + dy)]
     occupied = [position(obs, o, env_id)[:2] for o in others if o in obs["extra"]]
 
     def clearance(spot: tuple[float, float]) -> float:
@@ -97,6 +104,6 @@ def free_spot(
         return min(math.dist(spot, (float(p[0]), float(p[1]))) for p in occupied)
 
     for spot in spots:
-        if clearance(spot) > 0.045:
+        if clearance(spot) >= SPOT_CLEARANCE:
             return spot
     return max(spots, key=clearance)

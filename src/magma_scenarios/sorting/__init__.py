@@ -2,6 +2,6 @@
 
 The layout (names, colours, places) is in ``magma_scenarios.sorting.world`` and needs no
 simulator. The worlds ``MagmaSorting-v1`` (one arm) and ``MagmaSortingDuo-v1`` (two arms
-facing each other) live in ``magma_scenarios.sorting.env`` and are registered when that
+side by side) live in ``magma_scenarios.sorting.env`` and are registered when that
 module is imported (it imports the simulator; this package does not).
 """

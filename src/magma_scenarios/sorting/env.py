@@ -47,9 +47,6 @@ from magma_scenarios.sorting.world import (
 __all__ = ["DUO_ENV_ID", "ENV_ID", "MagmaSortingDuoEnv", "MagmaSortingEnv"]
 
 ZONE_Z = 0.001  # zones lie just above the table top
-#: Arm joints of each duo robot at reset: the TCP 0.4 m in front of its base, 0.2 m up,
-#: pointing down (IK from the Panda's ``rest`` pose, which reaches 0.615 m).
-DUO_START_ARM_QPOS = (0.0, -0.2296, 0.0, -2.699, 0.0, 2.4694, 0.7854)
 
 
 @register_env(ENV_ID, max_episode_steps=None)
@@ -135,33 +132,16 @@ class MagmaSortingEnv(DefaultEnv):
 
 @register_env(DUO_ENV_ID, max_episode_steps=None)
 class MagmaSortingDuoEnv(MagmaSortingEnv):
-    """Two Pandas (``panda-0``, ``panda-1``) facing each other across the sorting table.
+    """Two Pandas (``panda-0``, ``panda-1``) side by side at the sorting table.
 
-    Each arm reaches the cubes of its own half and every zone; see
-    :data:`magma_scenarios.sorting.world.DUO`.
+    Each arm reaches the cubes and the zone of its own half, and both reach ``zone_c``
+    between them; see :data:`magma_scenarios.sorting.world.DUO`.
     """
 
     layout = DUO
 
     def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: Any):
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
-
-    def _initialize_robots(self, env_idx: torch.Tensor) -> None:
-        """Bases as in the layout, arms folded back (:data:`DUO_START_ARM_QPOS`) plus the
-        same seeded noise as ``DefaultEnv``: in the Panda's ``rest`` pose the two hands
-        would start a few centimetres apart above the middle of the table."""
-        b = len(env_idx)
-        rng = self._batched_episode_rng[env_idx]
-        for agent, base in zip(self.agents.values(), self.robot_base_poses(), strict=True):
-            names = [j.name for j in agent.robot.active_joints]
-            arm = np.array([names.index(n) for n in agent.arm_joint_names])
-            qpos = np.tile(agent.keyframes["rest"].qpos, (b, 1)).astype(np.float64)
-            qpos[:, arm] = DUO_START_ARM_QPOS
-            if self.robot_init_qpos_noise > 0:
-                noise = rng.normal(0, self.robot_init_qpos_noise, len(arm))
-                qpos[:, arm] += np.asarray(noise).reshape(b, len(arm))
-            agent.reset(torch.as_tensor(qpos, dtype=torch.float32, device=self.device))
-            agent.robot.set_pose(base)
 
 
 def _base_pose(x: float, y: float, yaw: float) -> sapien.Pose:

@@ -7,7 +7,7 @@
 | ``NewZone`` | an additive stage: "add zone C to your known areas" (an ADD attribute edit) |
 | ``GraspError`` | an injected grasp error; the failed call is forgiven |
 | ``Question`` | a text-only question validated by a judge (needs ``--judge``) |
-| ``TwoArms`` | two Pandas sorting side by side, their calls in the same decisions |
+| ``TwoArms`` | two Pandas side by side, each sorting its cubes, calls in the same decisions |
 """
 
 from __future__ import annotations
@@ -168,21 +168,20 @@ class Question(_Sorting):
 
 
 class TwoArms(_Sorting):
-    """Two Pandas facing each other; each sorts the cubes of its half, in the same decisions."""
+    """Two Pandas side by side; each sorts the cubes of its side, in the same decisions.
+
+    ``panda-0`` reaches ``zone_a`` and ``zone_c``, ``panda-1`` reaches ``zone_b`` and ``zone_c``.
+    """
 
     maniskill_env_id = DUO_ENV_ID
     REQUEST = (
-        "panda-0: put the red cube in zone_a and the blue cube in zone_b. "
-        "panda-1: put the green cube in zone_b and the yellow cube in zone_a."
+        "panda-0: put the red cube in zone_a and the blue cube in zone_c. "
+        "panda-1: put the green cube and the yellow cube in zone_b."
     )
     stages = [
         ObjectsToZones(
-            {
-                "red_cube": "zone_a",
-                "green_cube": "zone_b",
-                "blue_cube": "zone_b",
-                "yellow_cube": "zone_a",
-            },
+            {"red_cube": "zone_a", "green_cube": "zone_b", "blue_cube": "zone_c",
+             "yellow_cube": "zone_b"},
             REQUEST,
             True,
         )
@@ -195,10 +194,8 @@ class TwoArms(_Sorting):
                 UserEvent(self.REQUEST),
                 _calls((a, "pick", {"object": "red_cube"}), (b, "pick", {"object": "green_cube"})),
                 _calls((a, "place", {"area": "zone_a"}), (b, "place", {"area": "zone_b"})),
-                _calls(
-                    (a, "pick", {"object": "blue_cube"}), (b, "pick", {"object": "yellow_cube"})
-                ),
-                _calls((a, "place", {"area": "zone_b"}), (b, "place", {"area": "zone_a"})),
+                _calls((a, "pick", {"object": "blue_cube"}), (b, "pick", {"object": "yellow_cube"})),
+                _calls((a, "place", {"area": "zone_c"}), (b, "place", {"area": "zone_b"})),
                 MessageEvent("All four cubes are sorted."),
             ]
         )

@@ -1,24 +1,32 @@
 """The sorting worlds' layout, without the simulator: names, colours, sizes and places.
 
-Two worlds share one table (the cube world's frame: table top at z = 0, metres):
+Two worlds share one table (the cube world's frame: table top at z = 0, metres). Both
+diagrams are seen from behind the robots: +x away from them (up), +y to the left.
 
 * ``MagmaSorting-v1``: one Panda at ``(-0.615, 0)`` facing +x (as in the cube world). The
-  zones lie in a row near the robot, the cubes in two rows beyond them::
+  zones lie in a row near the robot, the cubes in two rows beyond them (12 cm between
+  cubes, 16 cm between zone centres)::
 
-        x = 0.11        purple   orange                  (5th and 6th cube)
-        x = 0.01   red  green    blue    yellow
-        x = -0.11  [zone_a]  [zone_c]  [zone_b]
-                   y=0.16    y=0       y=-0.16            robot at x = -0.615
+        x = 0.11                 purple  orange                  (5th, 6th cube)
+        x = 0.01        red      green   blue     yellow
+        x = -0.11     [zone_a]      [zone_c]      [zone_b]
+        cubes at y = 0.18, 0.06, -0.06, -0.18; zones at y = 0.16, 0, -0.16
+                               panda (x = -0.615)
 
-* ``MagmaSortingDuo-v1``: two Pandas facing each other across the table, ``panda-0`` at
-  ``(0, -0.62)`` facing +y and ``panda-1`` at ``(0, 0.62)`` facing -y. The zones lie on the
-  middle line, reachable by both arms; each arm has the cubes of its own half (the other
-  arm cannot reach them), laid out point-symmetrically::
+* ``MagmaSortingDuo-v1``: two Pandas side by side, both facing +x like the single one,
+  ``panda-0`` at ``(-0.615, -0.35)`` and ``panda-1`` at ``(-0.615, 0.35)``. Each arm has its
+  own half of the table: its cubes and its own zone in front of it (out of the other arm's
+  reach). ``zone_c`` lies between them and both arms reach it::
 
-        y = 0.2    yellow   orange   green         panda-1's cubes
-        y = 0      [zone_a] [zone_c] [zone_b]      shared zones
-        y = -0.2   red      purple   blue          panda-0's cubes
-                   x=-0.12  x=0      x=0.12
+        x = 0.02     orange  green   yellow          blue    red     purple
+        x = -0.12           [zone_b]        [zone_c]        [zone_a]
+        y =          0.47    0.35    0.23    0       -0.23   -0.35   -0.47
+                             panda-1                         panda-0   (x = -0.615)
+
+  The arms may work at the same time anywhere except both in ``zone_c`` (their hands would
+  collide there). Why not facing each other across the table: ``tabletop.pick_trajectory``
+  folds grasp yaws into [-45°, 45°] in the world frame, which a Panda facing +y reaches only
+  near its joint-7 limit (its placing in some zones then has no IK solution).
 
 A world has the first ``num_cubes`` (3 to 6) cubes of :data:`COLORS` order and the first
 ``num_zones`` (2 or 3) zones of :data:`ZONE_NAMES`. Cube centres get a seeded offset of up
@@ -92,13 +100,16 @@ class Layout:
         cube_centers: nominal xy of cube ``i`` (cube ``i`` is ``cube_names(6)[i]``).
         zone_centers: zone name → xy.
         robot_bases: per robot, ``(x, y, yaw)`` of its base (yaw about z; 0 faces +x).
-        cube_robot: per cube, the index of the robot whose half of the table it lies in.
+        cube_robot: per cube, the index of the robot whose half of the table it lies in
+            (the robot that reaches it).
+        zone_robots: zone name → indices of the robots that reach it.
     """
 
     cube_centers: tuple[tuple[float, float], ...]
     zone_centers: dict[str, tuple[float, float]]
     robot_bases: tuple[tuple[float, float, float], ...]
     cube_robot: tuple[int, ...]
+    zone_robots: dict[str, tuple[int, ...]]
 
     def cube_center(self, name: str) -> tuple[float, float]:
         """Nominal xy of the cube called ``name``."""
@@ -107,6 +118,10 @@ class Layout:
     def robot_of(self, name: str) -> int:
         """Index of the robot on whose side the cube called ``name`` lies."""
         return self.cube_robot[cube_names(MAX_CUBES).index(name)]
+
+    def zones_of(self, robot: int) -> list[str]:
+        """Names of the zones robot ``robot`` reaches, in :data:`ZONE_NAMES` order."""
+        return [name for name in ZONE_NAMES if robot in self.zone_robots[name]]
 
 
 SINGLE = Layout(
@@ -121,20 +136,22 @@ SINGLE = Layout(
     zone_centers={"zone_a": (-0.11, 0.16), "zone_b": (-0.11, -0.16), "zone_c": (-0.11, 0.0)},
     robot_bases=((-0.615, 0.0, 0.0),),
     cube_robot=(0, 0, 0, 0, 0, 0),
+    zone_robots={"zone_a": (0,), "zone_b": (0,), "zone_c": (0,)},
 )
 
 DUO = Layout(
     cube_centers=(
-        (-0.13, -0.27),  # red: panda-0
-        (0.13, 0.27),  # green: panda-1
-        (0.13, -0.27),  # blue: panda-0
-        (-0.13, 0.27),  # yellow: panda-1
-        (0.0, -0.27),  # purple: panda-0
-        (0.0, 0.27),  # orange: panda-1
+        (0.02, -0.35),  # red: panda-0
+        (0.02, 0.35),  # green: panda-1
+        (0.02, -0.23),  # blue: panda-0
+        (0.02, 0.23),  # yellow: panda-1
+        (0.02, -0.47),  # purple: panda-0
+        (0.02, 0.47),  # orange: panda-1
     ),
-    zone_centers={"zone_a": (-0.26, 0.0), "zone_b": (0.26, 0.0), "zone_c": (0.0, 0.0)},
-    robot_bases=((0.0, -0.62, math.pi / 2), (0.0, 0.62, -math.pi / 2)),
+    zone_centers={"zone_a": (-0.12, -0.35), "zone_b": (-0.12, 0.35), "zone_c": (-0.12, 0.0)},
+    robot_bases=((-0.615, -0.35, 0.0), (-0.615, 0.35, 0.0)),
     cube_robot=(0, 1, 0, 1, 0, 1),
+    zone_robots={"zone_a": (0,), "zone_b": (1,), "zone_c": (0, 1)},
 )
 
 #: Env id → its layout.
