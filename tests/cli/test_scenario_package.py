@@ -44,3 +44,16 @@ def test_installed_package_is_listed_and_runs(installed, tmp_path):
 def test_without_the_package_the_preset_is_unknown(tmp_path):
     proc = magma("run", "my_cubes.SwitchAndPlace", cwd=tmp_path)
     assert proc.returncode == 2 and "unknown scenario 'my_cubes'" in proc.stderr
+
+
+def test_a_scenario_bug_ends_only_its_episode_and_the_exit_status_says_so(installed, tmp_path):
+    run = magma("run", "my_cubes.Buggy", "--episodes", "2", "--slots", "2", "--out", "out",
+                cwd=tmp_path, env=installed)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    summary = json.loads((tmp_path / "out" / "my_cubes.Buggy.summary.json").read_text())
+    statuses = {e["episode"]: e["status"] for e in summary["episodes"]}
+    assert statuses == {0: "success", 1: "error"}
+    record = json.loads(magma("runs", "show", "my_cubes.Buggy", "--out", "out", "--episode", "1",
+                              cwd=tmp_path, env=installed).stdout)
+    assert "RuntimeError: scenario bug in slot 1" in record["traceback"]
