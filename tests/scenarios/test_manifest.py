@@ -47,3 +47,83 @@ def test_listing_does_not_import_the_simulator():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+class _EntryPoint:
+    """Stands in for an installed entry point (name, value, dist, load)."""
+
+    def __init__(self, name, manifest, dist="pkg", value=None):
+        self.name, self._manifest = name, manifest
+        self.value = value or f"{dist}.manifest:SCENARIO"
+        self.dist = type("Dist", (), {"name": dist})()
+
+    def load(self):
+        if isinstance(self._manifest, Exception):
+            raise self._manifest
+        return self._manifest
+
+
+@pytest.fixture
+def providers(monkeypatch):
+    from magma_core.scenarios import registry
+
+    def install(*eps):
+        monkeypatch.setattr(registry, "entry_points", lambda group: list(eps))
+        registry.clear_cache()
+
+    yield install
+    registry.clear_cache()
+
+
+def test_duplicate_ids_name_both_providers(providers):
+    providers(
+        _EntryPoint("dup", ScenarioManifest("dup"), dist="first"),
+        _EntryPoint("dup", ScenarioManifest("dup"), dist="second"),
+    )
+    with pytest.raises(ScenarioError, match="duplicate scenario id 'dup'") as info:
+        list_scenarios()
+    assert "first" in str(info.value) and "second" in str(info.value)
+
+
+def test_entry_point_name_must_equal_the_id(providers):
+    providers(_EntryPoint("alias", ScenarioManifest("real")))
+    with pytest.raises(ScenarioError, match="entry-point name must equal it"):
+        list_scenarios()
+
+
+def test_env_ids_shared_only_with_the_same_module(providers):
+    same = ScenarioManifest("a", environments={"Env-v1": "pkg.env"})
+    providers(_EntryPoint("a", same), _EntryPoint("b", ScenarioManifest(
+        "b", environments={"Env-v1": "pkg.env"}), dist="other"))
+    assert [m.id for m in list_scenarios()] == ["a", "b"]
+    providers(_EntryPoint("a", same), _EntryPoint("b", ScenarioManifest(
+        "b", environments={"Env-v1": "other.env"}), dist="other"))
+    with pytest.raises(ScenarioError, match="Env-v1"):
+        list_scenarios()
+
+
+def test_broken_or_wrong_provider_is_a_clear_error(providers):
+    providers(_EntryPoint("x", ImportError("no module named foo")))
+    with pytest.raises(ScenarioError, match="failed to load: no module named foo"):
+        list_scenarios()
+    providers(_EntryPoint("x", {"id": "x"}))
+    with pytest.raises(ScenarioError, match="is not a ScenarioManifest"):
+        list_scenarios()
+
+
+def test_load_preset_checks_the_class(providers):
+    from magma_core.scenarios import load_preset
+
+    providers(_EntryPoint("t", ScenarioManifest("t", presets={
+        "NotTask": "magma_core.scenarios.manifest:ScenarioManifest",
+        "Missing": "magma_core.scenarios.manifest:Nope",
+        "NoModule": "no_such_module_xyz:Task",
+    })))
+    with pytest.raises(ScenarioError, match="not a BaseTask subclass"):
+        load_preset("t.NotTask")
+    with pytest.raises(ScenarioError, match="has no Nope"):
+        load_preset("t.Missing")
+    with pytest.raises(ScenarioError, match="cannot import no_such_module_xyz"):
+        load_preset("t.NoModule")
+    with pytest.raises(ScenarioError, match="has no preset 'Other'"):
+        load_preset("t.Other")
