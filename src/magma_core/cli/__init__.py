@@ -15,12 +15,11 @@ from collections.abc import Sequence
 # Subcommand modules, in help order. Each defines ``register(subparsers) -> None`` and sets
 # ``func(args) -> int`` on its parser via ``set_defaults``.
 SUBCOMMANDS = (
-    "magma_core.cli.demo",
-    "magma_core.cli.serve_agent",
-    "magma_core.cli.scenarios",
     "magma_core.cli.run",
     "magma_core.cli.runs",
+    "magma_core.cli.scenarios",
     "magma_core.cli.test_tools",
+    "magma_core.cli.serve_agent",
 )
 
 
