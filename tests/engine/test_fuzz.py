@@ -22,7 +22,7 @@ json_scalars = (
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.text(max_size=30)
-    | st.text(min_size=5000, max_size=20000)
+    | st.integers(min_value=5000, max_value=20000).map(lambda n: "y" * n)
 )
 values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
@@ -51,7 +51,7 @@ def _executor() -> Executor:
     return Executor(task, 2, sim=sim, motion=FakeMotion(sim))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(st.tuples(decisions, decisions), min_size=1, max_size=4))
 def test_any_decisions_are_recorded_and_never_raise(steps):
     executor = _executor()
@@ -79,3 +79,7 @@ def test_nan_and_huge_arguments_are_bad_calls_not_crashes():
         [call] = outcome.calls
         assert not call.ok and call.failure_flag.value == "bad_call"
         assert len(call.message) < 2000
+    inf_call = ToolCall("pick", {"object": math.inf}, "panda")
+    executor.submit({0: Decision(tool_calls=[inf_call])})
+    for slot in (0, 1):
+        json.dumps(executor.record(slot).to_dict(), allow_nan=False)  # strict JSON

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from magma_core.simulation.data_structures.enums import ToolErrorFlag
+from magma_core.simulation.data_structures.jsonable import jsonable
 from magma_core.simulation.data_structures.pose import Pose
 
 GRIPPER_TOKENS = ("OPEN", "CLOSE", "OK")
@@ -67,7 +68,7 @@ class Log:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "content": _jsonable(self.content),
+            "content": jsonable(self.content),
             "action": self.action,
             "function": self.function,
             "stage_id": self.stage_id,
@@ -293,16 +294,3 @@ class ToolExecution:
             f"ToolExecution({self.function_name or '?'}, poses={len(self.poses)}, "
             f"flag={self.failure_flag.value}, reason={self.reason!r})"
         )
-
-
-def _jsonable(value: Any) -> Any:
-    """Best-effort conversion to JSON-compatible data (tensors become lists)."""
-    if isinstance(value, torch.Tensor):
-        return value.tolist()
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return repr(value)

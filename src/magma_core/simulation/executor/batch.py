@@ -236,6 +236,8 @@ def run_batches(
         return run
     pre_state = ctx.sim.get_state()
     active = sorted(batches)
+    # Error hooks may bind arguments while preparing; an undone attempt must not use them up.
+    pre_error_args = {slot: copy.deepcopy(states[slot].error_args) for slot in active}
     while active:
         run.obs = None
         raw_obs = ctx.sim.observe()
@@ -286,6 +288,9 @@ def run_batches(
         retry = []
         for slot in failed:
             if batches[slot].attempts <= MAX_PLANNER_RETRIES:
+                # The retry prepares the batch anew: its error hooks see the arguments they
+                # saw the first time. After the last attempt they stay as reported.
+                states[slot].error_args = copy.deepcopy(pre_error_args[slot])
                 retry.append(slot)
             else:
                 batches[slot].rolled_back = True
@@ -304,6 +309,9 @@ def call_failure_flag(pc: PreparedCall, rolled_back: bool) -> tuple[bool, ToolEr
     if rolled_back:
         if pc.planner_reason is not None:
             return False, ToolErrorFlag.PLANNER_ERROR, pc.planner_reason
+        if execution.has_error():  # refused before any motion: that is its own outcome
+            flag = ToolErrorFlag.INJECTION_ERROR if execution.injection_applied else execution.failure_flag
+            return False, flag, execution.reason
         return (
             False,
             ToolErrorFlag.PLANNER_ERROR,

@@ -7,12 +7,10 @@ enums their values), so front ends can store or print records without knowing th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Literal
 
-import torch
-
 from magma_core.simulation.data_structures import StageState, StageSuccess, ToolErrorFlag
+from magma_core.simulation.data_structures.jsonable import jsonable
 
 # Episode statuses set by the engine. Front ends may end an episode with statuses of their
 # own (e.g. "no_action", "decision_cap") through ``Executor.end_episode``.
@@ -24,23 +22,6 @@ ERROR = "error"
 ENGINE_STATUSES = (RUNNING, SUCCESS, FAILED, EXCEEDED, ERROR)
 
 ViewKind = Literal["user", "env"]
-
-
-def jsonable(value: Any) -> Any:
-    """Convert ``value`` to JSON-compatible data (tensors → lists, enums → values)."""
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu().tolist()
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if hasattr(value, "to_dict"):
-        return jsonable(value.to_dict())
-    return repr(value)
 
 
 @dataclass

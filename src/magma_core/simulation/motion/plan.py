@@ -22,6 +22,8 @@ class MotionConfig:
     Attributes:
         max_cartesian_step: metres the TCP target may move per control step.
         max_rotation_step: radians the TCP target may turn per control step.
+        max_reach: metres from the robot's base beyond which a pose is refused at once (the
+            Panda reaches about 0.86 m); it bounds the planning work of any pose.
         max_joint_step: radians any arm joint target may move per control step.
         reach_tolerance: a pose is reached when every arm joint is this close (rad).
         fail_tolerance: after ``settle_steps`` a pose still farther than this is a failure.
@@ -30,6 +32,7 @@ class MotionConfig:
     """
 
     max_cartesian_step: float = 0.02
+    max_reach: float = 1.0
     max_rotation_step: float = 0.12
     max_joint_step: float = 0.08
     reach_tolerance: float = 0.01

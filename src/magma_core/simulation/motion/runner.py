@@ -101,6 +101,11 @@ class _PlanRun:
                 segments.append(_Grip(arm_q, grip, cfg.gripper_steps))
                 continue
             target = base_inv * entry.to_sapien()
+            if float(np.linalg.norm(np.asarray(target.p))) > cfg.max_reach:
+                raise _Unreachable(
+                    f"pose #{index} {entry.to_vector()} is unreachable for {self.robot} "
+                    f"(more than {cfg.max_reach} m from its base)"
+                )
             dist = float(np.linalg.norm(np.asarray(target.p) - np.asarray(tcp.p)))
             angle = quat_angle(np.asarray(tcp.q), np.asarray(target.q))
             n = max(
