@@ -39,3 +39,18 @@ def test_accepted_forms():
 def test_hostile_input_is_refused(line, reason):
     with pytest.raises(ReplSyntaxError, match=re.escape(reason)):
         parse_command(line)
+
+
+def test_robot_names_with_dashes():
+    assert parse_command("panda-1.pick(object='red_cube')") == ReplCommand(
+        "call", "pick", "panda-1", {"object": "red_cube"}
+    )
+    for line in ("panda-1.pick.__class__()", "panda-1.x", "panda-1.a.pick()"):
+        with pytest.raises(ReplSyntaxError):
+            parse_command(line)
+
+
+@pytest.mark.parametrize("line", ["(" * 4000 + ")" * 4000, "pick(x=" + "[" * 3000 + "]" * 3000 + ")"])
+def test_deeply_nested_input_is_refused(line):
+    with pytest.raises(ReplSyntaxError, match="not a command|literal"):
+        parse_command(line)

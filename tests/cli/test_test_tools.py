@@ -57,3 +57,17 @@ def test_hostile_input_is_refused_and_never_executed(workdir):
     assert proc.stdout.count("refused:") == 6
     assert "keyword arguments only" in proc.stdout
     assert "detect_objects: failed (bad_call)" in proc.stdout  # unknown argument: a bad call
+
+
+def test_two_robots_are_addressed_by_name(workdir):
+    script = "\n".join([
+        'pick(object="red_cube")',
+        'panda-1.pick(object="green_cube")',
+        'panda-0.pick(object="red_cube")',
+        "exit",
+    ])
+    proc = magma("test-tools", "sorting.TwoArms", cwd=workdir, stdin=script)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "refused: name the robot, e.g. panda-0.pick(...)" in proc.stdout
+    assert "panda-1.pick: ok: Picked the green_cube." in proc.stdout
+    assert "panda-0.pick: ok: Picked the red_cube." in proc.stdout

@@ -1,6 +1,7 @@
 """Parsing of ``magma test-tools`` commands with ``ast``: data only, nothing is evaluated.
 
-Accepted forms: ``tool(k=v, ...)``, ``robot.tool(k=v, ...)``, ``say("text")``, and the words
+Accepted forms: ``tool(k=v, ...)``, ``robot.tool(k=v, ...)`` (robot names may hold ``-``, as
+ManiSkill's ``panda-1``), ``say("text")``, and the words
 ``reset``, ``stage``, ``help``, ``exit``. Argument values must be literals (numbers, strings,
 booleans, None, lists/tuples/dicts of literals).
 """
@@ -8,11 +9,13 @@ booleans, None, lists/tuples/dicts of literals).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 WORDS = ("reset", "stage", "help", "exit", "quit")
 MAX_LINE = 10_000
+_ROBOT_PREFIX = re.compile(r"^([A-Za-z_][\w-]*-[\w-]*)\.(?=[A-Za-z_]\w*\s*\()")
 
 
 class ReplSyntaxError(ValueError):
@@ -40,14 +43,23 @@ def parse_command(line: str) -> ReplCommand:
     if line.lower() in WORDS:
         word = line.lower()
         return ReplCommand("word", name="exit" if word == "quit" else word)
+    prefixed = _ROBOT_PREFIX.match(line)  # a robot name that is not a Python name
+    if prefixed:
+        line = line[prefixed.end():]
     try:
         tree = ast.parse(line, mode="eval")
     except SyntaxError as exc:
         raise ReplSyntaxError(f"not a command: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ReplSyntaxError("not a command: too deeply nested") from None
     call = tree.body
     if not isinstance(call, ast.Call):
         raise ReplSyntaxError("expected tool(k=v, ...), robot.tool(k=v, ...) or say(\"...\")")
     robot, name = _callee(call.func)
+    if prefixed:
+        if robot is not None:
+            raise ReplSyntaxError("call a tool by name: tool(...) or robot.tool(...)")
+        robot = prefixed.group(1)
     if name == "say" and robot is None:
         return _say(call)
     if call.args:

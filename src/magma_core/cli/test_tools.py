@@ -105,7 +105,12 @@ class Repl:
         if command.kind == "say":
             decision = Decision(say=command.text)
         else:
-            robot = command.robot or self.executor.robot_names[0]
+            robots = self.executor.robot_names
+            if command.robot is None and len(robots) > 1:
+                self.say(f"refused: name the robot, e.g. {robots[0]}.{command.name}(...); "
+                         f"robots: {', '.join(robots)}")
+                return
+            robot = command.robot or robots[0]
             decision = Decision(tool_calls=[ToolCall(command.name, command.arguments, robot)])
         running = [s for s in range(self.executor.num_slots) if self.executor.status(s) == "running"]
         if not running:

@@ -12,7 +12,7 @@ from magma_core.simulation.data_structures import (
 from magma_core.simulation.errors import BaseError
 from magma_core.simulation.tools import BaseToolsAPI, register_tool
 from magma_scenarios.common import actions
-from magma_scenarios.sorting.world import ZONE_HALF_SIZE
+from magma_scenarios.sorting.world import ZONE_HALF_SIZE, ZONE_NAMES
 
 
 class GraspSlip(BaseError):
@@ -61,7 +61,7 @@ class SortingTools(BaseToolsAPI):
     )
     def add_area(self, obs: Observation, env_id: int, params: dict) -> ToolExecution:
         area = params["area"]
-        if area not in obs.maniskill_obs["extra"]:
+        if area not in ZONE_NAMES or area not in obs.maniskill_obs["extra"]:
             return ToolExecution([], None, reason=f"There is no area named {area!r} on the table.")
         if area in obs.task_attributes.get("areas", []):
             return ToolExecution([], None, reason=f"{area} is already a known area.")
