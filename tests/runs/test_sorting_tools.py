@@ -14,6 +14,7 @@ pytestmark = pytest.mark.sim
 def test_add_area_accepts_only_zones():
     with Executor(load_preset("sorting.NewZone")(), num_slots=1, seed=0) as executor:
         for name in ("red_cube", "tcp", "zone_z"):
+            executor.reset()  # the stage allows 2 calls: start afresh for each
             [call] = executor.submit({0: Decision(tool_calls=[
                 ToolCall("add_area", {"area": name}, "panda")])})[0].calls
             assert call.failure_flag is ToolErrorFlag.BAD_CALL
