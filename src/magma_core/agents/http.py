@@ -91,7 +91,7 @@ class HttpAgent(Agent):
             raise AgentCheckError(f"agent at {self.url}: GET {path} answered HTTP {reply.status}: {clip(reply.text, 200)}")
         try:
             return json.loads(reply.text)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise AgentCheckError(f"agent at {self.url}: GET {path} did not answer JSON: {clip(reply.text, 200)}") from None
 
     def check(self, wait_s: float = 0.0) -> AgentInfo:

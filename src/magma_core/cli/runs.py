@@ -34,12 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _open(out: Path):
-    from magma_core.runs import RunStore
+    from magma_core.runs.setup import open_store
 
-    path = out / "magma.db"
-    if not path.exists():
-        raise CliError(f"no run store at {path}")
-    return RunStore(path)
+    return open_store(out, create=False)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -82,7 +79,11 @@ def _export(args: argparse.Namespace) -> int:
         if args.output is None:
             export_jsonl(store, args.name, args.what, sys.stdout)
             return 0
-        with args.output.open("w") as handle:
+        try:
+            handle = args.output.open("w")
+        except OSError as exc:
+            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        with handle:
             count = export_jsonl(store, args.name, args.what, handle)
     print(f"wrote {count} {args.what} rows to {args.output}", file=sys.stderr)
     return 0

@@ -59,14 +59,28 @@ def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
     return app
 
 
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}")
+    return port
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("serve-agent", help="serve a built-in agent over HTTP (protocol 2.0)")
     parser.add_argument("--agent", required=True, help="trace | openai:MODEL[@BASE_URL] | http://HOST:PORT")
     parser.add_argument("--preset", help="for --agent trace: replay this preset's perfect trace (scenario.Name)")
     parser.add_argument("--trace-file", help="for --agent trace: replay this trace (PerfectTrace JSON)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8888, help="port (default 8888; 0 picks a free one)")
-    parser.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
+    parser.add_argument("--port", type=_port, default=8888, help="port (default 8888; 0 picks a free one)")
+    parser.add_argument("--log-level", default="warning", choices=LOG_LEVELS,
+                        help="uvicorn log level (default warning)")
     parser.set_defaults(func=run)
 
 
@@ -79,7 +93,7 @@ def _load_trace(args: argparse.Namespace) -> Any:
         try:
             with open(args.trace_file, encoding="utf-8") as handle:
                 return PerfectTrace.from_dict(json.load(handle))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise CliError(f"cannot read trace file {args.trace_file}: {exc}") from None
     try:
         from magma_core.scenarios import load_preset

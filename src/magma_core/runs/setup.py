@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from magma_core.cli import CliError
+from magma_core.runs.store import RunStore
 
 
 def load_task(preset: str) -> Any:
@@ -73,3 +76,15 @@ def open_executor(task: Any, slots: int, seed: int, judge: Any, backend: str) ->
                 "openai:MODEL[@BASE_URL]"
             ) from None
         raise CliError(str(exc)) from None
+
+
+def open_store(folder: Path, *, create: bool = True) -> RunStore:
+    """The run store ``folder/magma.db``; a missing (when not ``create``), unwritable or
+    corrupt store is a one-line ``CliError``."""
+    path = folder / "magma.db"
+    if not create and not path.exists():
+        raise CliError(f"no run store at {path}")
+    try:
+        return RunStore(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise CliError(f"cannot open the run store {path}: {exc}") from None
