@@ -171,3 +171,22 @@ def test_run_with_an_openai_compatible_model(workdir):
     record = json.loads(magma("runs", "show", "cube.PickPlace", "--out", "out", "--episode", "0",
                               cwd=workdir).stdout)
     assert "error" in record["steps"][1]["decision"]  # the malformed reply, recorded
+
+
+def test_more_user_errors_are_one_line(workdir):
+    (workdir / "bad").mkdir()
+    (workdir / "bad" / "magma.db").write_text("this is not a database, not at all")
+    (workdir / "trace.json").write_text("[]")
+    (workdir / "a_file").write_text("")
+    cases = [
+        (["runs", "list", "--out", "bad"], "cannot open the run store"),
+        (["serve-agent", "--agent", "trace", "--port", "70000"], "port number 0-65535"),
+        (["serve-agent", "--agent", "trace", "--log-level", "loud"], "invalid choice"),
+        (["serve-agent", "--agent", "trace", "--trace-file", "trace.json"], "cannot read trace file"),
+        (["run", "cube.PickPlace", "--out", "a_file"], "cannot open the run store"),
+    ]
+    for args, expected in cases:
+        proc = magma(*args, cwd=workdir, timeout=120)
+        assert proc.returncode != 0, args
+        assert "Traceback" not in proc.stderr, (args, proc.stderr)
+        assert expected in proc.stderr.strip().splitlines()[-1], (args, proc.stderr)

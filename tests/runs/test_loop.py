@@ -117,3 +117,41 @@ def test_delayed_input_carries_the_last_status_and_the_new_instruction(tmp_path)
     interruption = [s for s in seen if "Wait, first put the green cube" in s]
     assert len(interruption) == 1
     assert "place succeed" in interruption[0]  # the status of the batch before it
+
+
+def test_an_unreachable_agent_stops_the_run_and_loses_no_episode(pick_place, tmp_path):
+    from magma_core.runs.loop import AgentOutage
+
+    task, executor = pick_place
+    down = ScriptedAgent(lambda i: ({"code": "timeout", "message": "no reply within 5 s"}, {}))
+    store = RunStore(tmp_path / "magma.db")
+    store.open_run("r", "cube.PickPlace", {})
+    loop = RunLoop(task, down, executor, store, "r", episodes=3, seed=0)
+    with pytest.raises(AgentOutage, match="3 times in a row .timeout: no reply"):
+        loop.run()
+    assert store.finished_episodes("r") == set()  # nothing stored as the agent's choice
+    assert len(down.inputs) == 3 * 2  # the same two inputs, asked three times
+    summaries = RunLoop(task, TraceAgent(task.perfect_trace()), executor, store, "r",
+                        episodes=3, seed=0).run()
+    assert sorted(s.episode for s in summaries) == [0, 1, 2]
+    assert all(s.status == "success" for s in summaries)
+
+
+def test_a_short_outage_is_retried_without_a_trace(pick_place, tmp_path):
+    task, executor = pick_place
+    trace = TraceAgent(task.perfect_trace())
+    failures = iter([True, False] * 20)
+
+    class Flaky(Agent):
+        def respond(self, request):
+            if next(failures):
+                return AgentResponse([
+                    AgentOutput(request_id=request.request_id, source_id=i.id, candidate_index=0,
+                                status="error", memory=i.memory,
+                                error={"code": "transport_error", "message": "reset by peer"})
+                    for i in request.inputs])
+            return trace.respond(request)
+
+    store, summaries = _run(task, executor, Flaky(), tmp_path, episodes=2)
+    assert [s.status for s in summaries] == ["success", "success"]
+    assert all(s.decisions == 3 for s in summaries)  # the failed asks are not decisions

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--judge", default=None, help="openai:MODEL[@BASE_URL] for JUDGE stages")
     parser.add_argument("--episodes", type=positive_int, default=1, help="episodes to run (1)")
     parser.add_argument("--slots", type=positive_int, default=1, help="episodes side by side (1)")
+    parser.add_argument(
+        "--workers", type=positive_int, default=1, help="worker processes, K slots each (1)"
+    )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of episode 0 (0)")
     parser.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
     parser.add_argument("--name", type=run_name, default=None, help="run name; same name resumes")
@@ -67,9 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     console = make_console()
     # Imported here: `magma --help` and the other commands never pay for the engine.
-    from magma_core.runs import RunStore
-    from magma_core.runs.loop import LoopLimits, RunLoop
-    from magma_core.runs.setup import build_agent, build_judge, load_task, open_executor
+    from magma_core.runs.setup import build_agent, build_judge, load_task, open_store
 
     task = load_task(args.preset)
     agent = build_agent(args.agent, task)
@@ -81,10 +83,11 @@ def run(args: argparse.Namespace) -> int:
         "judge": args.judge,
         "episodes": args.episodes,
         "slots": args.slots,
+        "workers": args.workers,
         "seed": args.seed,
         "max_decisions": args.max_decisions,
     }
-    with RunStore(args.out / "magma.db") as store:
+    with open_store(args.out) as store:
         try:
             stored = store.open_run(name, args.preset, config)
         except ValueError as exc:
@@ -94,32 +97,78 @@ def run(args: argparse.Namespace) -> int:
         todo = [k for k in range(args.episodes) if k not in done]
         if done:
             console.print(f"resuming run {name!r}: {len(done)} episode(s) already stored")
-        if todo:
-            slots = min(args.slots, len(todo))
-            executor = open_executor(task, slots, args.seed, judge, args.backend)
-            try:
-                with EpisodeProgress(console, len(todo)) as progress:
-                    RunLoop(
-                        task,
-                        agent,
-                        executor,
-                        store,
-                        name,
-                        episodes=args.episodes,
-                        seed=args.seed,
-                        limits=LoopLimits(max_decisions=args.max_decisions),
-                        listener=progress.on_event,
-                    ).run()
-            finally:
-                executor.close()
-                agent.close()
+        failures: list[str] = []
+        if todo and min(args.workers, len(todo)) == 1:
+            failures = _run_here(args, name, task, agent, judge, store, len(todo), console)
+        elif todo:
+            agent.close()  # built to check the spec; each worker builds its own
+            failures = _run_in_workers(args, name, task, judge, store, todo, console)
         summaries = [s for s in store.episodes(name) if s.episode < args.episodes]
     console.print(results_table(name, summaries))
     console.print(totals_line(summaries))
     summary_path = args.out / f"{name}.summary.json"
     summary_path.write_text(json.dumps(_summary_json(name, config, summaries), indent=2))
     console.print(f"run store: {args.out / 'magma.db'}  summary: {summary_path}")
-    return 1 if any(s.status == "error" for s in summaries) else 0
+    for line in failures:  # one line per failed worker
+        print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)
+    return 1 if failures or any(s.status == "error" for s in summaries) else 0
+
+
+def _run_here(
+    args: argparse.Namespace, name: str, task: Any, agent: Any, judge: Any, store: Any,
+    todo: int, console: Any,
+) -> list[str]:
+    """Run the ``todo`` pending episodes in this process, in one engine; a failure line when
+    the agent became unreachable."""
+    from magma_core.runs.loop import AgentOutage, LoopLimits, RunLoop
+    from magma_core.runs.setup import open_executor
+
+    executor = open_executor(task, min(args.slots, todo), args.seed, judge, args.backend)
+    try:
+        with EpisodeProgress(console, todo) as progress:
+            RunLoop(
+                task,
+                agent,
+                executor,
+                store,
+                name,
+                episodes=args.episodes,
+                seed=args.seed,
+                limits=LoopLimits(max_decisions=args.max_decisions),
+                listener=progress.on_event,
+            ).run()
+    except AgentOutage as exc:
+        return [f"stopped: {exc}"]
+    finally:
+        executor.close()
+        agent.close()
+    return []
+
+
+def _run_in_workers(
+    args: argparse.Namespace, name: str, task: Any, judge: Any, store: Any,
+    todo: list[int], console: Any,
+) -> list[str]:
+    """Run the ``todo`` episodes in worker processes; one line per failed worker."""
+    from magma_core.runs.setup import require_judge
+    from magma_core.runs.workers import WorkerJob, run_in_workers
+
+    require_judge(task, judge)
+    workers = min(args.workers, len(todo))
+    job = WorkerJob(
+        preset=args.preset,
+        agent=args.agent,
+        judge=args.judge,
+        slots=min(args.slots, -(-len(todo) // workers)),
+        seed=args.seed,
+        backend=args.backend,
+        store_path=store.path.resolve(),
+        run_name=name,
+        episodes=args.episodes,
+        max_decisions=args.max_decisions,
+    )
+    with EpisodeProgress(console, len(todo)) as progress:
+        return run_in_workers(job, todo, workers, progress.on_event)
 
 
 def _check_resume(stored: dict[str, Any], given: dict[str, Any], name: str) -> None:

@@ -12,7 +12,7 @@ import copy
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,16 @@ from magma_core.simulation.data_structures import Decision, DecisionError
 
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
+#: Error codes that say the agent could not be reached, not what it decided. Such a step is
+#: not submitted to the engine: the input is sent again at the next step.
+OUTAGE_CODES = frozenset(
+    {"timeout", "transport_error", "agent_unavailable", "http_error", "client_error", "agent_failure"}
+)
+
+
+class AgentOutage(RuntimeError):
+    """The agent could not be reached for ``max_agent_failures`` steps in a row. Episodes in
+    flight are not stored, so running the same command again resumes them."""
 
 
 @dataclass
@@ -32,6 +42,7 @@ class LoopLimits:
 
     max_idle_decisions: int = 3  # consecutive decisions without a tool call on action stages
     max_decisions: int = 60  # decisions in one episode
+    max_agent_failures: int = 3  # consecutive steps where the agent could not be reached
 
 
 @dataclass
@@ -99,7 +110,12 @@ def decisions_from(response: AgentResponse, expected: set[int]) -> dict[int, tup
 
 
 class RunLoop:
-    """Runs ``episodes`` of ``task`` with ``agent`` on ``executor`` and saves them in ``store``."""
+    """Runs ``episodes`` of ``task`` with ``agent`` on ``executor`` and saves them in ``store``.
+
+    The episode indices come from ``episode_source`` when given (pulled one at a time, only
+    when a slot is free: worker processes share the pending episodes that way), else from
+    :meth:`pending`. Episode *k* uses seed ``seed + k`` either way.
+    """
 
     def __init__(
         self,
@@ -113,6 +129,7 @@ class RunLoop:
         seed: int,
         limits: LoopLimits | None = None,
         listener: Listener | None = None,
+        episode_source: Iterable[int] | None = None,
     ) -> None:
         self.task = task
         self.agent = agent
@@ -123,20 +140,25 @@ class RunLoop:
         self.seed = seed
         self.limits = limits or LoopLimits()
         self.listener = listener or (lambda event, episode, payload: None)
+        self.episode_source = episode_source
+        self._outages = 0
 
     def pending(self) -> deque[int]:
+        """The episodes of this run not yet in the store, in order."""
         done = self.store.finished_episodes(self.run_name)
         return deque(k for k in range(self.episodes) if k not in done)
 
     def run(self) -> list[EpisodeSummary]:
         """Run every pending episode; return the summaries of those finished in this call."""
-        pending = self.pending()
+        source = iter(self.pending() if self.episode_source is None else self.episode_source)
         free = deque(range(self.executor.num_slots))
         active: dict[int, EpisodeState] = {}
         finished: list[EpisodeSummary] = []
-        while pending or active:
-            while pending and free:
-                self._start(free.popleft(), pending.popleft(), active)
+        more = True
+        while True:
+            more = more and self._fill(free, source, active)
+            if not active:
+                return finished
             outcomes = self._step(active)
             for slot, outcome in outcomes.items():
                 state = active[slot]
@@ -145,7 +167,15 @@ class RunLoop:
                     finished.append(self._finish(state))
                     del active[slot]
                     free.append(slot)
-        return finished
+
+    def _fill(self, free: deque[int], source: Iterator[int], active: dict[int, EpisodeState]) -> bool:
+        """Start episodes from ``source`` in the free slots; False once ``source`` is empty."""
+        while free:
+            episode = next(source, None)
+            if episode is None:
+                return False
+            self._start(free.popleft(), episode, active)
+        return True
 
     # -- one episode ---------------------------------------------------------------------
     def _start(self, slot: int, episode: int, active: dict[int, EpisodeState]) -> None:
@@ -167,8 +197,24 @@ class RunLoop:
         except Exception as exc:  # a broken agent must not end the run
             error = DecisionError("agent_failure", f"{type(exc).__name__}: {exc}")
             answers = {slot: (error, None) for slot in active}
+        unreachable = {
+            slot for slot, (decision, _) in answers.items()
+            if isinstance(decision, DecisionError) and decision.code in OUTAGE_CODES
+        }
+        if unreachable:
+            self._outages += 1
+            if self._outages >= self.limits.max_agent_failures:
+                decision = answers[min(unreachable)][0]
+                raise AgentOutage(
+                    f"the agent could not be reached {self._outages} times in a row "
+                    f"({decision.code}: {decision.message})"
+                )
+        else:
+            self._outages = 0
         decisions: dict[int, Any] = {}
         for slot, (decision, memory) in answers.items():
+            if slot in unreachable:  # asked again at the next step; nothing is recorded
+                continue
             state = active[slot]
             if memory is not None:
                 state.memory = memory

@@ -63,18 +63,26 @@ def build_judge(spec_text: str | None) -> Any:
         raise CliError(str(exc)) from None
 
 
+def require_judge(task: Any, judge: Any) -> None:
+    """Refuse, in one line, a task whose answers a judge validates when there is no judge."""
+    from magma_core.simulation.tasks import judged_stage_indices, materialize_completion_stages
+
+    if judge is None and judged_stage_indices(
+        materialize_completion_stages(task.stages, task.Tools_cls)
+    ):
+        raise CliError(
+            f"{task.name} has stages validated by a judge: pass --judge openai:MODEL[@BASE_URL]"
+        )
+
+
 def open_executor(task: Any, slots: int, seed: int, judge: Any, backend: str) -> Any:
     """The engine with ``slots`` slots; a task that needs a judge without one is refused."""
     from magma_core.simulation.executor import Executor
 
+    require_judge(task, judge)
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend)
     except ValueError as exc:
-        if "judge" in str(exc):
-            raise CliError(
-                f"{task.name} has stages validated by a judge: pass --judge "
-                "openai:MODEL[@BASE_URL]"
-            ) from None
         raise CliError(str(exc)) from None
 
 

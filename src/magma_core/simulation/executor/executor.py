@@ -55,8 +55,11 @@ from magma_core.simulation.executor.views import (
     feedback_message,
     stage_entry_messages,
 )
-from magma_core.simulation.stage import TextOnlyValidationMode
-from magma_core.simulation.tasks import BaseTask, materialize_completion_stages
+from magma_core.simulation.tasks import (
+    BaseTask,
+    judged_stage_indices,
+    materialize_completion_stages,
+)
 
 SeedArg = int | Sequence[int] | None
 
@@ -116,12 +119,7 @@ class Executor:
             raise ValueError(f"num_slots must be an int >= 1, got {num_slots!r}")
         task.validate()
         stages = materialize_completion_stages(task.stages, task.Tools_cls)
-        judged = [
-            i
-            for i, stage in enumerate(stages)
-            if stage.is_text_only()
-            and stage.global_parameters.text_only_validation is TextOnlyValidationMode.JUDGE
-        ]
+        judged = judged_stage_indices(stages)
         if judged and judge is None:
             raise ValueError(
                 f"Task {task.name!r} has text-only stages validated by a judge (stages "

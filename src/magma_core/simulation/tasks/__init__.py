@@ -12,6 +12,7 @@ from magma_core.simulation.tasks.base_task import (
 )
 from magma_core.simulation.tasks.completion import (
     detection_tool_names,
+    judged_stage_indices,
     materialize_completion_stages,
 )
 from magma_core.simulation.tasks.perfect_trace import (
@@ -32,5 +33,6 @@ __all__ = [
     "TraceEvent",
     "UserEvent",
     "detection_tool_names",
+    "judged_stage_indices",
     "materialize_completion_stages",
 ]

@@ -59,3 +59,15 @@ def materialize_completion_stages(stages: Sequence[Any], tools_cls: type) -> lis
             completion.request_type = request_type
         out.extend([new, completion])
     return out
+
+
+def judged_stage_indices(stages: Sequence[Any]) -> list[int]:
+    """Indices of the text-only stages whose answers a judge validates (JUDGE mode)."""
+    from magma_core.simulation.stage import TextOnlyValidationMode
+
+    return [
+        i
+        for i, stage in enumerate(stages)
+        if stage.is_text_only()
+        and stage.global_parameters.text_only_validation is TextOnlyValidationMode.JUDGE
+    ]

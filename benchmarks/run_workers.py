@@ -1,0 +1,79 @@
+"""Throughput of ``magma run`` with one worker process against two.
+
+Runs the same workload (trace agent, a fresh run store each time) as the real command,
+``magma run PRESET --episodes N --slots K --workers W``, for W = 1 and W = 2, alternating
+rounds so machine noise hits both alike. Prints, per W, the median wall time of the whole
+command (start-up included: with W > 1 every worker imports the simulator and builds its own
+engine), episodes per second, the summed wall time of the episodes themselves, and the ratio
+of episodes per second (2 workers / 1 worker). Prints figures only; nothing is asserted.
+
+    .venv/bin/python benchmarks/run_workers.py [--preset sorting.SortAll] [--episodes 8]
+                                               [--slots 1] [--rounds 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORKERS = (1, 2)
+
+
+def run_once(preset: str, episodes: int, slots: int, workers: int, out: Path) -> tuple[float, dict]:
+    """Wall seconds of one ``magma run`` and the totals of its summary."""
+    name = f"bench-w{workers}"
+    command = [
+        sys.executable, "-m", "magma_core.cli", "run", preset, "--agent", "trace",
+        "--episodes", str(episodes), "--slots", str(slots), "--workers", str(workers),
+        "--out", str(out), "--name", name,
+    ]
+    started = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        sys.exit(f"magma run failed (workers={workers}):\n{proc.stdout}\n{proc.stderr}")
+    totals = json.loads((out / f"{name}.summary.json").read_text())["totals"]
+    return wall, totals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="sorting.SortAll")
+    parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--slots", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+
+    walls: dict[int, list[float]] = {w: [] for w in WORKERS}
+    episode_s: dict[int, list[float]] = {w: [] for w in WORKERS}
+    successes: dict[int, list[int]] = {w: [] for w in WORKERS}
+    for _ in range(args.rounds):
+        for workers in WORKERS:
+            with tempfile.TemporaryDirectory() as tmp:
+                wall, totals = run_once(args.preset, args.episodes, args.slots, workers, Path(tmp))
+            walls[workers].append(wall)
+            episode_s[workers].append(totals["wall_s"])
+            successes[workers].append(totals["success"])
+
+    print(f"{args.preset}, {args.episodes} episodes, {args.slots} slot(s) per worker, "
+          f"trace agent, {args.rounds} round(s), {os.cpu_count()} CPU cores")
+    print(f"{'workers':>7}  {'wall s':>7}  {'episodes/s':>10}  {'episode s (sum)':>15}  success")
+    rate = {}
+    for workers in WORKERS:
+        wall = statistics.median(walls[workers])
+        rate[workers] = args.episodes / wall
+        print(f"{workers:>7}  {wall:>7.2f}  {rate[workers]:>10.2f}  "
+              f"{statistics.median(episode_s[workers]):>15.2f}  "
+              f"{min(successes[workers])}/{args.episodes}")
+    print(f"episodes/s ratio, 2 workers / 1 worker: {rate[2] / rate[1]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,325 @@
+"""Worker processes for ``magma run --workers W``: one engine per process, one run store.
+
+The parent starts W processes (multiprocessing "spawn") and keeps the pending episode indices.
+Each worker builds its own task, agent, judge and ``Executor`` from the run's spec strings
+(nothing built is pickled), then runs the ordinary :class:`~magma_core.runs.loop.RunLoop`,
+which asks the parent for the next episode whenever one of its slots is free, so a fast worker
+takes more. Workers write finished episodes to the shared SQLite run store themselves.
+
+Each worker talks to the parent over its own duplex pipe (not a shared queue: a worker killed
+in the middle of a write cannot block the others). Worker to parent: ``("next",)``,
+``("event", name, episode, payload)`` for the live display, ``("done",)`` or
+``("error", line)``. Parent to worker: an episode index, or ``None`` when none is left.
+
+The parent waits on the pipes and the process sentinels together, so a worker that raises or
+dies is noticed at once; the others go on. A worker whose parent is gone stops at its next
+message (the pipe is broken), and the parent terminates its workers when it is interrupted.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+PARENT_GONE = (BrokenPipeError, ConnectionResetError, EOFError)
+STOP_GRACE_S = 5.0  # how long a terminated worker may take before it is killed
+
+Listener = Callable[[str, Any, Any], None]  # (event, episode, payload), as RunLoop's
+
+
+@dataclass(frozen=True)
+class WorkerJob:
+    """What every worker needs, as plain values: spec strings, never built objects."""
+
+    preset: str
+    agent: str
+    judge: str | None
+    slots: int
+    seed: int
+    backend: str
+    store_path: Path
+    run_name: str
+    episodes: int
+    max_decisions: int
+
+
+# -- what the display reads, sent from worker to parent ------------------------------------
+@dataclass(frozen=True)
+class EpisodeNote:
+    """The fields of a worker's ``EpisodeState`` the live display reads."""
+
+    episode: int
+    slot: int  # numbered across workers: worker i's slots are i*K .. i*K+K-1
+    decisions: int
+
+
+@dataclass(frozen=True)
+class ViewNote:
+    """The fields of an ``AgentView`` the live display reads."""
+
+    stage_index: int
+    num_stages: int
+    episode_over: bool
+
+
+@dataclass(frozen=True)
+class OutcomeNote:
+    """The fields of a ``StepOutcome`` the live display reads."""
+
+    status: str
+    next_view: ViewNote
+
+
+def _view_note(view: Any) -> ViewNote:
+    return ViewNote(view.stage_index, view.num_stages, view.episode_over)
+
+
+def _payload_note(event: str, payload: Any) -> Any:
+    """A small picklable stand-in for a listener payload (the summary is one already)."""
+    if event == "start":
+        return _view_note(payload)
+    if event == "step":
+        return OutcomeNote(str(payload.status), _view_note(payload.next_view))
+    return payload
+
+
+# -- the worker side -----------------------------------------------------------------------
+def episodes_from_parent(conn: Connection) -> Iterator[int]:
+    """Episode indices handed out by the parent, one per request, until it has none left."""
+    while True:
+        conn.send(("next",))
+        episode = conn.recv()
+        if episode is None:
+            return
+        yield episode
+
+
+def event_sender(conn: Connection, first_slot: int) -> Listener:
+    """A ``RunLoop`` listener that forwards each event to the parent."""
+
+    def send(event: str, state: Any, payload: Any) -> None:
+        note = EpisodeNote(state.episode, first_slot + state.slot, state.decisions)
+        conn.send(("event", event, note, _payload_note(event, payload)))
+
+    return send
+
+
+def worker_main(job: WorkerJob, index: int, conn: Connection) -> None:
+    """A worker process: run episodes handed out by the parent until none are left.
+
+    Ctrl-C reaches the whole process group; workers ignore it and leave stopping to the
+    parent. Any failure goes to the parent as one line, and the exit status is 1.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from magma_core.cli import CliError
+
+    try:
+        _run_episodes(job, index, conn)
+        conn.send(("done",))
+    except PARENT_GONE:
+        sys.exit(1)
+    except CliError as exc:
+        _report(conn, str(exc))
+    except BaseException as exc:  # anything else still reaches the parent as one line
+        _report(conn, _one_line(exc))
+
+
+def _run_episodes(job: WorkerJob, index: int, conn: Connection) -> None:
+    """Build this worker's task, agent, judge, engine and store, then run the loop."""
+    from magma_core.runs.loop import LoopLimits, RunLoop
+    from magma_core.runs.setup import build_agent, build_judge, load_task, open_executor
+    from magma_core.runs.store import RunStore
+
+    task = load_task(job.preset)
+    agent = build_agent(job.agent, task)
+    try:
+        executor = open_executor(task, job.slots, job.seed, build_judge(job.judge), job.backend)
+        try:
+            with RunStore(job.store_path) as store:
+                RunLoop(
+                    task,
+                    agent,
+                    executor,
+                    store,
+                    job.run_name,
+                    episodes=job.episodes,
+                    seed=job.seed,
+                    limits=LoopLimits(max_decisions=job.max_decisions),
+                    listener=event_sender(conn, index * job.slots),
+                    episode_source=episodes_from_parent(conn),
+                ).run()
+        finally:
+            executor.close()
+    finally:
+        agent.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: message (file:line)`` for an unexpected exception, at its innermost frame in
+    MAGMA's own packages (else its innermost frame)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if {"magma_core", "magma_scenarios"} & set(Path(f.filename).parts)]
+    frame = (ours or frames or [None])[-1]
+    where = f" ({Path(frame.filename).name}:{frame.lineno})" if frame else ""
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
+
+
+def _report(conn: Connection, line: str) -> None:
+    """Send a failure to the parent (if it is still there) and exit with status 1."""
+    try:
+        conn.send(("error", line))
+    except PARENT_GONE:
+        pass
+    sys.exit(1)
+
+
+# -- the parent side -----------------------------------------------------------------------
+@dataclass
+class WorkerHandle:
+    """The parent's view of one worker process."""
+
+    index: int
+    process: BaseProcess
+    conn: Connection
+    connected: bool = True
+    done: bool = False
+    error: str | None = None
+    in_flight: set[int] = field(default_factory=set)  # handed to it and not yet ended
+
+    def failure(self) -> str | None:
+        """One line saying why this (ended) worker failed, or None if it did not."""
+        reason = self._reason()
+        if reason is None:
+            return None
+        lost = ", ".join(str(k) for k in sorted(self.in_flight))
+        return f"worker {self.index} {reason}" + (f"; episodes not stored: {lost}" if lost else "")
+
+    def _reason(self) -> str | None:
+        code = self.process.exitcode
+        if self.error is not None:
+            return f"failed: {self.error}"
+        if code is not None and code < 0:
+            return f"was killed by {_signal_name(-code)}"
+        if code:
+            return f"exited with status {code}"
+        if not self.done:
+            return "stopped before its episodes were done"
+        return None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def run_in_workers(
+    job: WorkerJob,
+    todo: Sequence[int],
+    workers: int,
+    listener: Listener,
+    *,
+    target: Callable[[WorkerJob, int, Connection], None] = worker_main,
+) -> list[str]:
+    """Run the ``todo`` episodes in ``workers`` processes; return one line per failed worker.
+
+    Returns when every worker has ended. Events reach ``listener`` as ``(event, EpisodeNote,
+    payload)``, the payload being a ``ViewNote``, an ``OutcomeNote`` or the episode's
+    ``EpisodeSummary``. If this call is interrupted, the workers are terminated.
+    """
+    context = multiprocessing.get_context("spawn")
+    pending = deque(todo)
+    handles: list[WorkerHandle] = []
+    try:
+        for index in range(workers):
+            handles.append(_start_worker(context, target, job, index))
+        _supervise(handles, pending, listener)
+    finally:
+        _stop(handles)
+    return [line for line in (h.failure() for h in handles) if line is not None]
+
+
+def _start_worker(context: Any, target: Callable, job: WorkerJob, index: int) -> WorkerHandle:
+    """Start one daemon worker with its end of a fresh pipe (the parent drops its copy)."""
+    parent_end, worker_end = context.Pipe(duplex=True)
+    process = context.Process(
+        target=target, args=(job, index, worker_end), name=f"magma-worker-{index}", daemon=True
+    )
+    process.start()
+    worker_end.close()
+    return WorkerHandle(index, process, parent_end)
+
+
+def _supervise(handles: list[WorkerHandle], pending: deque[int], listener: Listener) -> None:
+    """Answer the workers' messages until every worker process has ended."""
+    running = list(handles)
+    while running:
+        conns = [h.conn for h in running if h.connected]
+        ready = set(wait(conns + [h.process.sentinel for h in running]))
+        for handle in list(running):
+            if handle.connected and handle.conn in ready:
+                _receive(handle, pending, listener)
+            if handle.process.sentinel in ready:
+                while handle.connected and handle.conn.poll():
+                    _receive(handle, pending, listener)
+                handle.process.join()
+                handle.conn.close()
+                running.remove(handle)
+
+
+def _receive(handle: WorkerHandle, pending: deque[int], listener: Listener) -> None:
+    """Read and act on one message from a worker; a closed pipe marks it disconnected."""
+    try:
+        message = handle.conn.recv()
+    except (EOFError, OSError):
+        handle.connected = False
+        return
+    kind = message[0]
+    if kind == "next":
+        _hand_out(handle, pending)
+    elif kind == "event":
+        event, note, payload = message[1:]
+        if event == "end":
+            handle.in_flight.discard(note.episode)
+        listener(event, note, payload)
+    elif kind == "done":
+        handle.done = True
+    elif kind == "error":
+        handle.error = message[1]
+
+
+def _hand_out(handle: WorkerHandle, pending: deque[int]) -> None:
+    """Send the worker the next pending episode (or None); keep it if the worker is gone."""
+    episode = pending.popleft() if pending else None
+    try:
+        handle.conn.send(episode)
+    except OSError:
+        handle.connected = False
+        if episode is not None:
+            pending.appendleft(episode)
+        return
+    if episode is not None:
+        handle.in_flight.add(episode)
+
+
+def _stop(handles: list[WorkerHandle]) -> None:
+    """Terminate workers still running (after an interrupt), killing any that linger."""
+    for handle in handles:
+        if handle.process.is_alive():
+            handle.process.terminate()
+    for handle in handles:
+        handle.process.join(STOP_GRACE_S)
+        if handle.process.is_alive():
+            handle.process.kill()
+            handle.process.join()
