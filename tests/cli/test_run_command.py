@@ -165,12 +165,17 @@ def test_run_with_an_openai_compatible_model(workdir):
     [episode] = summary["episodes"]
     assert episode["status"] == "success" and episode["tool_calls"] == 2
     assert episode["optimal"] == 2 and episode["decisions"] == 4
+    assert episode["total_tokens"] == 4 * 18  # the usage of every model call, summed
+    assert summary["totals"]["total_tokens"] == 4 * 18
     sent = server.requests[0]
     assert sent["model"] == "fake-model"
     assert {t["function"]["name"] for t in sent["tools"]} >= {"pick", "place", "detect_objects"}
     record = json.loads(magma("runs", "show", "cube.PickPlace", "--out", "out", "--episode", "0",
                               cwd=workdir).stdout)
     assert "error" in record["steps"][1]["decision"]  # the malformed reply, recorded
+    per_decision = record["agent"]["per_decision"]
+    assert [d["total_tokens"] for d in per_decision] == [18, 18, 18, 18]
+    assert all(d["latency_s"] > 0 for d in per_decision)
 
 
 def test_more_user_errors_are_one_line(workdir):

@@ -81,13 +81,13 @@ def _style(status: str) -> str:
 def results_table(name: str, summaries: Sequence[Any]) -> Table:
     table = Table(title=f"run {name}")
     for column in ("episode", "seed", "status", "stages passed", "OPTIMAL", "ACCEPTABLE",
-                   "EXCEEDED", "tool calls", "decisions", "wall s"):
+                   "EXCEEDED", "tool calls", "decisions", "tokens", "agent s", "wall s"):
         table.add_column(column, justify="right" if column not in ("status",) else "left")
     for s in summaries:
         table.add_row(
             str(s.episode), str(s.seed), _style(s.status), f"{s.stages_passed}/{s.stages_total}",
             str(s.optimal), str(s.acceptable), str(s.exceeded), str(s.tool_calls),
-            str(s.decisions), f"{s.wall_s:.2f}",
+            str(s.decisions), str(s.total_tokens), f"{s.agent_latency_s:.2f}", f"{s.wall_s:.2f}",
         )
     return table
 
@@ -101,6 +101,7 @@ def totals_line(summaries: Sequence[Any]) -> str:
         f"OPTIMAL {sum(s.optimal for s in summaries)}, ACCEPTABLE "
         f"{sum(s.acceptable for s in summaries)}, EXCEEDED {sum(s.exceeded for s in summaries)}, "
         f"{sum(s.tool_calls for s in summaries)} tool calls, "
+        f"{sum(s.total_tokens for s in summaries)} tokens, "
         f"{sum(s.wall_s for s in summaries):.1f}s"
     )
 

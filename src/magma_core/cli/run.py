@@ -196,6 +196,8 @@ def _summary_json(name: str, config: dict[str, Any], summaries: list[Any]) -> di
             "acceptable": sum(s.acceptable for s in summaries),
             "exceeded": sum(s.exceeded for s in summaries),
             "tool_calls": sum(s.tool_calls for s in summaries),
+            "total_tokens": sum(s.total_tokens for s in summaries),
+            "agent_latency_s": round(sum(s.agent_latency_s for s in summaries), 3),
             "wall_s": round(sum(s.wall_s for s in summaries), 3),
         },
     }

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.agents.base import Agent
+from magma_core.agents.base import Agent, usage_of
 from magma_core.protocol.agent import AgentInput, AgentRequest, AgentResponse
 from magma_core.runs.records import extract_rows, summarize
 from magma_core.runs.store import EpisodeSummary, RunStore
@@ -56,6 +56,14 @@ class EpisodeState:
     decisions: int = 0
     idle: int = 0
     started: float = field(default_factory=time.perf_counter)
+    agent_steps: list[dict[str, Any]] = field(default_factory=list)  # usage per decision
+
+    def agent_totals(self) -> dict[str, Any]:
+        """Tokens, model calls and agent latency summed over the episode's decisions."""
+        keys = ("prompt_tokens", "completion_tokens", "total_tokens", "calls", "latency_s")
+        totals: dict[str, Any] = {k: sum(step.get(k, 0) for step in self.agent_steps) for k in keys}
+        totals["latency_s"] = round(float(totals["latency_s"]), 6)
+        return {**totals, "per_decision": self.agent_steps}
 
 
 Listener = Callable[[str, EpisodeState, Any], None]  # (event, episode, payload)
@@ -106,6 +114,17 @@ def decisions_from(response: AgentResponse, expected: set[int]) -> dict[int, tup
             out[slot] = (DecisionError(code, message), output.memory)
     for slot in expected - set(out):
         out[slot] = (DecisionError("missing_output", "the agent returned no output for this input"), None)
+    return out
+
+
+def usage_by_slot(response: AgentResponse) -> dict[int, dict[str, Any]]:
+    """Token counts the agent reported per input (first candidate), from its internal steps."""
+    out: dict[int, dict[str, Any]] = {}
+    for output in response.root if hasattr(response, "root") else response:
+        if output.source_id not in out:
+            totals = usage_of(output)
+            out[output.source_id] = {k: totals[k] for k in
+                                     ("prompt_tokens", "completion_tokens", "total_tokens", "calls")}
     return out
 
 
@@ -191,12 +210,16 @@ class RunLoop:
             request_id=uuid.uuid4().hex,
             inputs=[build_input(slot, views[slot], active[slot].memory) for slot in sorted(active)],
         )
+        asked = time.perf_counter()
+        usage: dict[int, dict[str, Any]] = {}
         try:
             response = self.agent.respond(request)
             answers = decisions_from(response, set(active))
+            usage = usage_by_slot(response)
         except Exception as exc:  # a broken agent must not end the run
             error = DecisionError("agent_failure", f"{type(exc).__name__}: {exc}")
             answers = {slot: (error, None) for slot in active}
+        waited = time.perf_counter() - asked
         unreachable = {
             slot for slot, (decision, _) in answers.items()
             if isinstance(decision, DecisionError) and decision.code in OUTAGE_CODES
@@ -219,6 +242,9 @@ class RunLoop:
             if memory is not None:
                 state.memory = memory
             state.decisions += 1
+            state.agent_steps.append(
+                {**usage.get(slot, {}), "latency_s": round(waited, 6), "decision": state.decisions}
+            )
             acted = isinstance(decision, Decision) and bool(decision.tool_calls)
             state.idle = 0 if acted or views[slot].text_only else state.idle + 1
             decisions[slot] = decision
@@ -241,6 +267,7 @@ class RunLoop:
         record = self.executor.record(state.slot).to_dict()
         record["episode"] = state.episode
         record["agent_memory"] = state.memory
+        record["agent"] = state.agent_totals()
         summary = summarize(state.episode, state.seed, record)
         self.store.save_episode(self.run_name, summary, record, extract_rows(record))
         self.listener("end", state, summary)

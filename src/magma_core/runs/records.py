@@ -23,6 +23,8 @@ def summarize(episode: int, seed: int, record: dict[str, Any]) -> EpisodeSummary
         tool_calls=int(record.get("tool_calls", 0)),
         decisions=len(record.get("steps", [])),
         wall_s=float(record.get("timings", {}).get("wall_s", 0.0)),
+        total_tokens=int(record.get("agent", {}).get("total_tokens", 0)),
+        agent_latency_s=float(record.get("agent", {}).get("latency_s", 0.0)),
     )
 
 

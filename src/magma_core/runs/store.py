@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -39,6 +39,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     tool_calls INTEGER NOT NULL,
     decisions INTEGER NOT NULL,
     wall_s REAL NOT NULL,
+    total_tokens INTEGER NOT NULL DEFAULT 0,
+    agent_latency_s REAL NOT NULL DEFAULT 0,
     record TEXT NOT NULL,
     finished_at REAL NOT NULL,
     PRIMARY KEY (run_name, episode)
@@ -94,6 +96,8 @@ class EpisodeSummary:
     tool_calls: int
     decisions: int
     wall_s: float
+    total_tokens: int = 0  # tokens the agent's model used (prompt + completion)
+    agent_latency_s: float = 0.0  # time spent waiting for the agent
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -204,8 +208,9 @@ class RunStore:
         with self._transaction() as conn:
             conn.execute(
                 """INSERT INTO episodes(run_name, episode, seed, status, stages_total, stages_passed,
-                       optimal, acceptable, exceeded, tool_calls, decisions, wall_s, record, finished_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                       optimal, acceptable, exceeded, tool_calls, decisions, wall_s, total_tokens,
+                       agent_latency_s, record, finished_at)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     *key,
                     summary.seed,
@@ -218,6 +223,8 @@ class RunStore:
                     summary.tool_calls,
                     summary.decisions,
                     summary.wall_s,
+                    summary.total_tokens,
+                    summary.agent_latency_s,
                     json.dumps(record, default=str),
                     time.time(),
                 ),
