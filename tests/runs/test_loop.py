@@ -155,3 +155,22 @@ def test_a_short_outage_is_retried_without_a_trace(pick_place, tmp_path):
     store, summaries = _run(task, executor, Flaky(), tmp_path, episodes=2)
     assert [s.status for s in summaries] == ["success", "success"]
     assert all(s.decisions == 3 for s in summaries)  # the failed asks are not decisions
+
+
+def test_a_judge_without_verdict_stops_the_run_and_stores_nothing(tmp_path):
+    from magma_core.judge import Verdict
+    from magma_core.runs.loop import AgentOutage
+
+    class DownJudge:
+        def judge(self, rule, question, answer):
+            return Verdict(ok=False, reason="", error="transport_error: connection refused")
+
+    task = load_preset("sorting.Question")()
+    with Executor(task, num_slots=1, seed=0, judge=DownJudge()) as executor:
+        store = RunStore(tmp_path / "magma.db")
+        store.open_run("r", "sorting.Question", {})
+        loop = RunLoop(task, TraceAgent(task.perfect_trace()), executor, store, "r",
+                       episodes=1, seed=0)
+        with pytest.raises(AgentOutage, match="connection refused"):
+            loop.run()
+    assert store.finished_episodes("r") == set()  # the same command resumes it

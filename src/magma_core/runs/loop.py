@@ -21,6 +21,7 @@ from magma_core.protocol.agent import AgentInput, AgentRequest, AgentResponse
 from magma_core.runs.records import extract_rows, summarize
 from magma_core.runs.store import EpisodeSummary, RunStore
 from magma_core.simulation.data_structures import Decision, DecisionError
+from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
 
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
@@ -32,8 +33,9 @@ OUTAGE_CODES = frozenset(
 
 
 class AgentOutage(RuntimeError):
-    """The agent could not be reached for ``max_agent_failures`` steps in a row. Episodes in
-    flight are not stored, so running the same command again resumes them."""
+    """The agent could not be reached for ``max_agent_failures`` steps in a row, or the judge
+    gave no verdict. Episodes in flight are not stored, so running the same command again
+    resumes them."""
 
 
 @dataclass
@@ -251,7 +253,10 @@ class RunLoop:
         return self.executor.submit(decisions)
 
     def _should_end(self, state: EpisodeState, outcome: Any) -> bool:
-        if self.executor.status(state.slot) != "running":
+        status = self.executor.status(state.slot)
+        if status == JUDGE_UNAVAILABLE:
+            raise AgentOutage(self.executor.record(state.slot).reason)
+        if status != "running":
             return True
         if state.idle >= self.limits.max_idle_decisions:
             reason = f"{state.idle} consecutive decisions without a tool call on an action stage"

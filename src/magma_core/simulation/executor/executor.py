@@ -30,6 +30,7 @@ from magma_core.simulation.executor.records import (
     ERROR,
     EXCEEDED,
     FAILED,
+    JUDGE_UNAVAILABLE,
     RUNNING,
     SUCCESS,
     AgentView,
@@ -42,6 +43,7 @@ from magma_core.simulation.executor.records import (
 from magma_core.simulation.executor.slots import EngineContext, Judge, SlotState
 from magma_core.simulation.executor.verification import (
     TEXT_ONLY_TOOL_FAILURE,
+    JudgeError,
     apply_entry_transition,
     judge_answer,
     sample_stage_errors,
@@ -606,6 +608,9 @@ class Executor:
         self, state: SlotState, where: str, exc: BaseException, tb: str | None = None
     ) -> None:
         if not state.running:
+            return
+        if isinstance(exc, JudgeError):  # an outage of the judge, not a scenario bug
+            self._end(state, JUDGE_UNAVAILABLE, str(exc))
             return
         self._end(state, ERROR, f"{type(exc).__name__} while {where}: {exc}")
         state.record.traceback = tb or "".join(traceback.format_exception(exc))

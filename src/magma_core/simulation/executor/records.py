@@ -19,7 +19,8 @@ SUCCESS = "success"
 FAILED = "failed"
 EXCEEDED = "exceeded"
 ERROR = "error"
-ENGINE_STATUSES = (RUNNING, SUCCESS, FAILED, EXCEEDED, ERROR)
+JUDGE_UNAVAILABLE = "judge_unavailable"  # the judge gave no verdict: neither side's fault
+ENGINE_STATUSES = (RUNNING, SUCCESS, FAILED, EXCEEDED, ERROR, JUDGE_UNAVAILABLE)
 
 ViewKind = Literal["user", "env"]
 

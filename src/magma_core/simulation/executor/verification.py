@@ -37,7 +37,7 @@ EMPTY_ANSWER_FAILURE = "The text-only answer is empty."
 
 
 class JudgeError(RuntimeError):
-    """The judge could not give a verdict (the episode ends with status ``error``)."""
+    """The judge could not give a verdict (the episode ends with status ``judge_unavailable``)."""
 
 
 def slice_obs(obs: Any, slot: int) -> Any:
