@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	rm -rf runs/demo && $(BIN)/magma run sorting.SortAll --agent trace --episodes 4 --slots 2 --out runs/demo --name demo
+	$(BIN)/magma run sorting.SortAll --agent trace --episodes 4 --slots 2 --out runs --name demo-$$(date +%Y%m%d-%H%M%S)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -190,6 +190,10 @@ def test_more_user_errors_are_one_line(workdir):
         (["serve-agent", "--agent", "trace", "--trace-file", "trace.json"], "cannot read trace file"),
         (["run", "cube.PickPlace", "--out", "a_file"], "cannot open the run store"),
     ]
+    import torch
+
+    if not torch.cuda.is_available():
+        cases.append((["run", "cube.PickPlace", "--backend", "gpu"], "cannot start the simulator"))
     for args, expected in cases:
         proc = magma(*args, cwd=workdir, timeout=120)
         assert proc.returncode != 0, args

@@ -93,3 +93,24 @@ def test_jsonl_export_of_episodes_and_steps(tmp_path):
     assert [json.loads(line)["episode"] for line in out.getvalue().splitlines()] == [0, 1]
     with pytest.raises(ValueError, match="unknown export kind"):
         export_jsonl(store, "r1", "parquet", out)
+
+
+def test_a_run_without_episodes_restarts_with_new_options(tmp_path):
+    store = RunStore(tmp_path / "magma.db")
+    store.open_run("r", "p.X", {"agent": "trace"})
+    run = store.open_run("r", "p.Y", {"agent": "openai:m"})  # nothing stored: a fresh start
+    assert run["preset"] == "p.Y" and run["config"] == {"agent": "openai:m"}
+    store.save_episode("r", _summary(0), {})
+    store.update_config("r", {"agent": "openai:m", "episodes": 4})
+    assert store.get_run("r")["config"] == {"agent": "openai:m", "episodes": 4}
+    with pytest.raises(ValueError, match="exists for preset"):
+        store.open_run("r", "p.X", {})
+
+
+def test_a_store_of_another_schema_version_is_refused(tmp_path):
+    path = tmp_path / "magma.db"
+    RunStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    with pytest.raises(sqlite3.DatabaseError, match="schema version 1"):
+        RunStore(path)

@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise CliError(str(exc)) from None
         _check_resume(stored["config"], config, name)
+        store.update_config(name, config)
         done = store.finished_episodes(name)
         todo = [k for k in range(args.episodes) if k not in done]
         if done:

@@ -27,7 +27,8 @@ def load_task(preset: str) -> Any:
 
 
 def build_agent(spec_text: str, task: Any) -> Any:
-    """The agent a ``--agent`` spec names, checked before any episode starts."""
+    """The agent a ``--agent`` spec names, checked before any episode starts (``http`` and
+    ``openai`` agents: ``agent.check()``; a failure closes the agent and is a ``CliError``)."""
     from magma_core.agents import AgentCheckError
     from magma_core.agents.spec import AgentSpecError, from_spec, parse_spec
 
@@ -41,12 +42,13 @@ def build_agent(spec_text: str, task: Any) -> Any:
         agent = from_spec(spec_text, trace=trace)
     except AgentSpecError as exc:
         raise CliError(str(exc)) from None
-    if spec.kind == "http":
+    if spec.kind in ("http", "openai"):
         try:
             agent.check()
         except AgentCheckError as exc:
             agent.close()
-            raise CliError(f"agent at {spec.url} is not usable: {exc}") from None
+            where = f"agent at {spec.url}" if spec.kind == "http" else f"agent {spec_text.strip()}"
+            raise CliError(f"{where} is not usable: {exc}") from None
     return agent
 
 
@@ -84,6 +86,8 @@ def open_executor(task: Any, slots: int, seed: int, judge: Any, backend: str) ->
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    except RuntimeError as exc:  # e.g. --backend gpu on a machine without CUDA
+        raise CliError(f"cannot start the simulator (backend {backend}): {exc}") from None
 
 
 def open_store(folder: Path, *, create: bool = True) -> RunStore:

@@ -128,6 +128,15 @@ class RunStore:
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
         )
+        version = self._conn.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchone()[0]
+        if version != str(SCHEMA_VERSION):
+            self._conn.close()
+            raise sqlite3.DatabaseError(
+                f"store schema version {version}, this MAGMA writes version {SCHEMA_VERSION}; "
+                "use another folder"
+            )
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -150,9 +159,14 @@ class RunStore:
 
     # -- runs --------------------------------------------------------------------------
     def open_run(self, name: str, preset: str, config: dict[str, Any]) -> dict[str, Any]:
-        """Create the run, or return the stored one. Resuming with another preset is refused."""
+        """Create the run, or return the stored one. A run without episodes yet is started
+        afresh with the new preset and config; resuming one with another preset is refused."""
         row = self._conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
         now = time.time()
+        if row is not None and not self.finished_episodes(name):
+            with self._transaction() as conn:
+                conn.execute("DELETE FROM runs WHERE name = ?", (name,))
+            row = None
         if row is None:
             with self._transaction() as conn:
                 conn.execute(
@@ -170,6 +184,14 @@ class RunStore:
             "config": json.loads(row["config"]),
             "created_at": row["created_at"],
         }
+
+    def update_config(self, name: str, config: dict[str, Any]) -> None:
+        """Keep ``config`` as the run's configuration (the latest invocation's)."""
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE runs SET config = ?, updated_at = ? WHERE name = ?",
+                (json.dumps(config, sort_keys=True), time.time(), name),
+            )
 
     def list_runs(self) -> list[dict[str, Any]]:
         rows = self._conn.execute(

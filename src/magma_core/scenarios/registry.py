@@ -112,10 +112,10 @@ def _check_registered(env_id: str, module: str) -> None:
 
 def _split(component: str) -> tuple[str, str]:
     if not isinstance(component, str) or component.count(".") != 1:
-        raise ScenarioError(f"component {component!r} must be 'scenario.Name'")
+        raise ScenarioError(f"{component!r} is not a preset name: use 'scenario.Name' (magma scenarios list)")
     scenario_id, name = component.split(".")
     if not scenario_id or not name:
-        raise ScenarioError(f"component {component!r} must be 'scenario.Name'")
+        raise ScenarioError(f"{component!r} is not a preset name: use 'scenario.Name' (magma scenarios list)")
     return scenario_id, name
 
 
