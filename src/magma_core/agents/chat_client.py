@@ -2,7 +2,8 @@
 
 Works with OpenAI, vLLM, Ollama, llama.cpp server and the like. It only moves JSON: building
 prompts and reading decisions is the caller's job. Every call reports the token usage (the
-reply's ``usage`` field) and its latency.
+reply's ``usage`` field) and its latency. :meth:`ChatClient.list_models` probes
+``GET {base_url}/models`` once, to check an endpoint before using it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,30 @@ class ChatReply:
     latency_s: float = 0.0
     attempts: int = 1
     finish_reason: str | None = None
+
+
+@dataclass
+class ModelList:
+    """What ``GET {base_url}/models`` answered: the HTTP ``status``, the model ids when the
+    body is an OpenAI model list (``{"data": [{"id": ...}, ...]}``, else None) and the body."""
+
+    status: int
+    models: list[str] | None
+    raw: str
+
+
+def _model_ids(text: str) -> list[str] | None:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    ids = [e.get("id") for e in entries if isinstance(e, dict)]
+    if len(ids) != len(entries) or not all(isinstance(i, str) for i in ids):
+        return None
+    return ids
 
 
 class ChatError(Exception):
@@ -84,8 +109,10 @@ class ChatClient:
         self.retries = retries
         self.backoff = backoff
         self.max_reply_bytes = max_reply_bytes
+        self.api_key_env = api_key_env
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(api_key_env) if api_key_env else None
+        self.has_api_key = bool(key)
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.Client(headers=headers, transport=transport, timeout=timeout)
@@ -129,6 +156,23 @@ class ChatClient:
             attempts=reply.attempts,
             finish_reason=finish if isinstance(finish, str) else None,
         )
+
+    def list_models(self, timeout: float = 10.0, max_bytes: int = 4 * 1024 * 1024) -> ModelList:
+        """``GET {base_url}/models`` once (no retries, at most ``timeout`` seconds, bounded by
+        the client's own timeout). Any HTTP status is returned; raise :class:`ChatError`
+        (``timeout``, ``transport_error``, ``response_too_large``) when no reply came."""
+        url = f"{self.base_url}/models"
+        try:
+            reply = request_with_retries(
+                self._client, "GET", url, timeout=min(timeout, self.timeout), retries=0,
+                backoff=0.0, max_bytes=max_bytes,
+            )
+        except TransportFailure as exc:
+            raise ChatError(exc.code, exc.message, "", exc.latency_s, exc.attempts) from None
+        except (httpx.InvalidURL, ValueError) as exc:  # a base URL httpx cannot use
+            raise ChatError("transport_error", f"{type(exc).__name__}: {exc}") from None
+        models = _model_ids(reply.text) if reply.status == 200 else None
+        return ModelList(reply.status, models, reply.text)
 
     def close(self) -> None:
         """Close the connection pool."""

@@ -18,6 +18,9 @@ Malformed replies (not a chat completion, bad JSON arguments, an unknown tool, n
 where several exist) become error candidates, with the raw reply kept in ``internal_steps``;
 invalid candidates do not change the memory. Each internal step records ``usage`` (token
 counts from the reply) and ``latency_s``.
+
+:meth:`OpenAIChatAgent.check` probes ``GET {base_url}/models`` once, so an unreachable
+endpoint or a refused API key fails before a run starts (see its doc for what is accepted).
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ import re
 from typing import Any
 
 from magma_core.agents._http import clip
-from magma_core.agents.base import Candidate, CandidateAgent, robot_names
+from magma_core.agents.base import AgentCheckError, Candidate, CandidateAgent, robot_names
 from magma_core.agents.chat_client import DEFAULT_BASE_URL, ChatClient, ChatError
-from magma_core.protocol.agent import AgentDecision, AgentInput, ToolCall
+from magma_core.protocol.agent import AgentDecision, AgentInfo, AgentInput, ToolCall
+
+CHECK_TIMEOUT_S = 10.0
 
 DEFAULT_SYSTEM_PROMPT = (
     "You operate robots in a simulated environment by calling tools. Each turn, either call "
@@ -228,6 +233,11 @@ def _robot(arguments: dict[str, Any], robots: list[str], robot_param: str | None
     return robot
 
 
+def _model_listed(model: str, listed: list[str]) -> bool:
+    """Whether ``model`` is in ``listed``; ``name`` also matches ``name:latest`` (Ollama)."""
+    return model in listed or f"{model}:latest" in listed or model.removesuffix(":latest") in listed
+
+
 class OpenAIChatAgent(CandidateAgent):
     """An agent calling ``model`` at an OpenAI-compatible ``base_url`` (e.g.
     ``http://localhost:8000/v1``); the API key, if any, is read from ``api_key_env``.
@@ -264,6 +274,46 @@ class OpenAIChatAgent(CandidateAgent):
         self.max_tokens = max_tokens
         self.concurrency = concurrency
         self.record_prompt = record_prompt
+        self.check_warning: str | None = None
+
+    def check(self, timeout: float = CHECK_TIMEOUT_S) -> AgentInfo:
+        """Probe ``GET {base_url}/models`` once (no retries, at most ``timeout`` seconds).
+
+        Raise :class:`AgentCheckError` when the endpoint is unreachable (connection error,
+        timeout) or refuses the API key (HTTP 401/403). Anything else is accepted: servers
+        without ``/models`` (404, 405, a body that is no model list), and a model list that
+        does not name ``model`` (servers alias names); the latter, and any other HTTP status,
+        leave a note in :attr:`check_warning` (None when all is well).
+        """
+        client = self.client
+        self.check_warning = None
+        try:
+            listing = client.list_models(timeout)
+        except ChatError as exc:
+            raise AgentCheckError(f"the model server at {client.base_url} is unreachable: {exc.message}") from None
+        where = f"the model server at {client.base_url}"
+        if listing.status in (401, 403):
+            env = client.api_key_env
+            if client.has_api_key:
+                advice = f"the API key in ${env} was refused"
+            elif env:
+                advice = f"no API key was sent: ${env} is not set"
+            else:
+                advice = "no API key was sent (no api_key_env is configured)"
+            raise AgentCheckError(
+                f"{where} answered HTTP {listing.status} to GET /models: {advice} ({clip(listing.raw, 200)})"
+            )
+        if listing.status in (404, 405):
+            return self.info()
+        if listing.status != 200:
+            self.check_warning = f"{where} answered HTTP {listing.status} to GET /models: {clip(listing.raw, 200)}"
+        elif listing.models is not None and not _model_listed(self.model, listing.models):
+            shown = ", ".join(listing.models[:10]) + (", ..." if len(listing.models) > 10 else "")
+            self.check_warning = (
+                f"model {self.model!r} is not among the models {where} lists ({shown or 'none'}); "
+                "continuing, as servers may alias names"
+            )
+        return self.info()
 
     def system_message(self, agent_input: AgentInput, robots: list[str], robot_param: str | None) -> dict[str, Any]:
         """The system message: the prompt, the robots, the task attributes."""

@@ -75,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
     task = load_task(args.preset)
     agent = build_agent(args.agent, task)
+    if warning := getattr(agent, "check_warning", None):
+        print(f"magma: warning: {warning}", file=sys.stderr)
     judge = build_judge(args.judge)
     name = args.name or args.preset
     config = {

@@ -6,6 +6,8 @@
     magma serve-agent --agent http://HOST:PORT          (a relay to another agent server)
 
 ``--port 0`` picks a free port. Once listening, one line ``serving AGENT on URL`` is printed.
+Before that, the model server or agent server being relayed to is checked (``agent.check()``):
+an unreachable one is refused in one line.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import sys
 from typing import TYPE_CHECKING, Any
 
 from magma_core.cli import CliError
@@ -114,7 +117,25 @@ def build_agent(args: argparse.Namespace) -> Any:
     if spec.kind != "trace" and (args.preset or args.trace_file):
         raise CliError("--preset and --trace-file only apply to --agent trace")
     trace = _load_trace(args) if spec.kind == "trace" else None
-    return from_spec(args.agent, trace=trace)
+    agent = from_spec(args.agent, trace=trace)
+    if spec.kind != "trace":
+        check_upstream(agent, args.agent)
+    return agent
+
+
+def check_upstream(agent: Agent, spec_text: str) -> None:
+    """Check the model server or agent server ``agent`` relays to; an unusable one closes the
+    agent and is a ``CliError``. A warning from the check goes to stderr."""
+    from magma_core.agents import AgentCheckError
+
+    try:
+        agent.check()
+    except AgentCheckError as exc:
+        agent.close()
+        raise CliError(f"agent {spec_text.strip()} is not usable: {exc}") from None
+    warning = getattr(agent, "check_warning", None)
+    if warning:
+        print(f"magma: warning: {warning}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
