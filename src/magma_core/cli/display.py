@@ -1,19 +1,33 @@
-"""Terminal output of runs: live per-episode lines while running, the result table after."""
+"""Terminal output of runs: live lines for the episodes in flight, the result table after."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markup import escape
+from rich.measure import Measurement
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 STATUS_STYLE = {"success": "green", "error": "bold red", "running": "cyan"}
 
 
 class EpisodeProgress:
-    """A rich progress display: one overall bar and one live line per episode in flight."""
+    """A rich progress display: one overall bar and one live line per episode in flight.
+
+    A finished episode's live line is removed and one line about it is printed above the live
+    area, so the live area stays as tall as the number of slots, however many episodes run.
+    """
 
     def __init__(self, console: Console, total: int) -> None:
         self.progress = Progress(
@@ -25,7 +39,7 @@ class EpisodeProgress:
             transient=False,
         )
         self.overall = self.progress.add_task("episodes", total=total)
-        self.lines: dict[int, Any] = {}
+        self.lines: dict[int, TaskID] = {}
 
     def __enter__(self) -> EpisodeProgress:
         self.progress.start()
@@ -42,11 +56,14 @@ class EpisodeProgress:
                 total=view.num_stages,
             )
         elif event == "step":
+            task_id = self.lines.get(episode.episode)
+            if task_id is None:
+                return
             outcome = payload
             view = outcome.next_view
             done = view.stage_index if not view.episode_over else view.num_stages
             self.progress.update(
-                self.lines[episode.episode],
+                task_id,
                 description=_line(
                     episode.episode, episode.slot, view.stage_index, view.num_stages,
                     outcome.status, episode.decisions,
@@ -54,16 +71,20 @@ class EpisodeProgress:
                 completed=min(done, view.num_stages),
             )
         elif event == "end":
-            summary = payload
-            task_id = self.lines.pop(episode.episode)
-            self.progress.update(
-                task_id,
-                description=f"episode {summary.episode:>3} [{_style(summary.status)}] "
-                f"{summary.stages_passed}/{summary.stages_total} stages, "
-                f"{summary.tool_calls} tool calls, {summary.wall_s:.1f}s",
-                completed=summary.stages_passed,
-            )
+            task_id = self.lines.pop(episode.episode, None)
+            if task_id is not None:
+                self.progress.remove_task(task_id)
+            self.progress.console.print(finished_line(payload), highlight=False)
             self.progress.advance(self.overall)
+
+
+def finished_line(summary: Any) -> str:
+    """The line printed above the live area when an episode ends (rich markup)."""
+    return (
+        f"episode {summary.episode:>3} [{_style(summary.status)}] "
+        f"{summary.stages_passed}/{summary.stages_total} stages, "
+        f"{summary.tool_calls} tool calls, {summary.decisions} decisions, {summary.wall_s:.1f}s"
+    )
 
 
 def _line(episode: int, slot: int, stage: int, stages: int, status: str, decisions: int) -> str:
@@ -75,34 +96,85 @@ def _line(episode: int, slot: int, stage: int, stages: int, status: str, decisio
 
 def _style(status: str) -> str:
     style = STATUS_STYLE.get(status, "yellow")
-    return f"[{style}]{status}[/{style}]"
+    return f"[{style}]{escape(status)}[/{style}]"
 
 
-def results_table(name: str, summaries: Sequence[Any]) -> Table:
-    table = Table(title=f"run {name}")
-    for column in ("episode", "seed", "status", "stages passed", "OPTIMAL", "ACCEPTABLE",
-                   "EXCEEDED", "tool calls", "decisions", "tokens", "agent s", "wall s"):
-        table.add_column(column, justify="right" if column not in ("status",) else "left")
-    for s in summaries:
-        table.add_row(
-            str(s.episode), str(s.seed), _style(s.status), f"{s.stages_passed}/{s.stages_total}",
-            str(s.optimal), str(s.acceptable), str(s.exceeded), str(s.tool_calls),
-            str(s.decisions), str(s.total_tokens), f"{s.agent_latency_s:.2f}", f"{s.wall_s:.2f}",
+#: Result table headers: in full where the terminal is wide enough, else short ones with a
+#: legend under the table (both say the same thing, in the same order).
+HEADERS = ("episode", "seed", "status", "stages", "optimal", "accept.", "exceeded", "calls",
+           "decisions", "tokens", "agent wait s", "wall s")
+SHORT_HEADERS = ("ep", "seed", "status", "stages", "opt", "acc", "exc", "calls", "dec",
+                 "tokens", "wait s", "wall s")
+SHORT_LEGEND = (
+    "opt/acc/exc: stages OPTIMAL/ACCEPTABLE/EXCEEDED, calls: tool calls, "
+    "dec: decisions, wait s: time waiting for the agent"
+)
+
+
+class ResultsTable:
+    """The result table of a run, one row per episode. It renders with full headers when they
+    fit the width it is given and with short headers and a legend otherwise; the status
+    column is never wrapped nor cut."""
+
+    def __init__(self, name: str, summaries: Sequence[Any]) -> None:
+        self.name = name
+        self.rows = [
+            (
+                str(s.episode), str(s.seed), s.status, f"{s.stages_passed}/{s.stages_total}",
+                str(s.optimal), str(s.acceptable), str(s.exceeded), str(s.tool_calls),
+                str(s.decisions), str(s.total_tokens), f"{s.agent_latency_s:.2f}",
+                f"{s.wall_s:.2f}",
+            )
+            for s in summaries
+        ]
+
+    def table(self, short: bool) -> Table:
+        """The table with short headers and a legend (``short``) or with full headers."""
+        table = Table(
+            title=f"run {self.name}",
+            caption=SHORT_LEGEND if short else None,
+            box=box.SIMPLE_HEAD,
+            show_edge=False,
+            pad_edge=False,
+            padding=(0, 0) if short else (0, 1),
+            collapse_padding=True,
         )
-    return table
+        status_width = max([len("status"), *(len(row[2]) for row in self.rows)])
+        for header in SHORT_HEADERS if short else HEADERS:
+            if header == "status":
+                table.add_column(header, no_wrap=True, min_width=status_width)
+            else:
+                table.add_column(header, justify="right")
+        for row in self.rows:
+            table.add_row(*row[:2], _style(row[2]), *row[3:])
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        full = self.table(short=False)
+        natural = Measurement.get(console, options.update_width(1_000_000), full).maximum
+        fits = natural <= options.max_width
+        yield full if fits else self.table(short=True)
 
 
-def totals_line(summaries: Sequence[Any]) -> str:
+def results_table(name: str, summaries: Sequence[Any]) -> ResultsTable:
+    """The result table (a rich renderable) of ``summaries``."""
+    return ResultsTable(name, summaries)
+
+
+def totals_line(summaries: Sequence[Any], *, elapsed_s: float | None = None) -> str:
+    """One line of totals. The episode times are summed (slots run episodes side by side, so
+    the sum exceeds the run's duration); ``elapsed_s``, when given, is the run's own time."""
     n = len(summaries)
     success = sum(1 for s in summaries if s.status == "success")
     stages = sum(s.stages_passed for s in summaries), sum(s.stages_total for s in summaries)
+    elapsed = "" if elapsed_s is None else f", {elapsed_s:.1f}s elapsed"
     return (
         f"total: {success}/{n} episodes succeeded, {stages[0]}/{stages[1]} stages passed, "
         f"OPTIMAL {sum(s.optimal for s in summaries)}, ACCEPTABLE "
         f"{sum(s.acceptable for s in summaries)}, EXCEEDED {sum(s.exceeded for s in summaries)}, "
         f"{sum(s.tool_calls for s in summaries)} tool calls, "
         f"{sum(s.total_tokens for s in summaries)} tokens, "
-        f"{sum(s.wall_s for s in summaries):.1f}s"
+        f"{sum(s.wall_s for s in summaries):.1f}s episode time (summed){elapsed}"
     )
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: `magma --help` and the other commands never pay for the engine.
     from magma_core.runs.setup import build_agent, build_judge, load_task, open_store
 
+    started = time.perf_counter()
     task = load_task(args.preset)
     agent = build_agent(args.agent, task)
     if warning := getattr(agent, "check_warning", None):
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             failures = _run_in_workers(args, name, task, judge, store, todo, console)
         summaries = [s for s in store.episodes(name) if s.episode < args.episodes]
     console.print(results_table(name, summaries))
-    console.print(totals_line(summaries))
+    console.print(totals_line(summaries, elapsed_s=time.perf_counter() - started))
     summary_path = args.out / f"{name}.summary.json"
     summary_path.write_text(json.dumps(_summary_json(name, config, summaries), indent=2))
     console.print(f"run store: {args.out / 'magma.db'}  summary: {summary_path}")

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from magma_core.cli.repl_parser import ReplCommand, ReplSyntaxError, parse_command
 from magma_core.cli.run import non_negative_int, positive_int
 
+PROMPT = "magma> "
 HELP = """commands:
   tool(k=v, ...)          call a tool on every slot (keyword arguments, literal values)
   robot.tool(k=v, ...)    call it on a given robot
@@ -21,7 +23,7 @@ HELP = """commands:
   stage                   show each slot's current stage
   reset                   start the episodes again
   help                    this text
-  exit                    leave"""
+  exit                    leave (or Ctrl-D); Ctrl-C clears the line"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,18 +66,25 @@ class Repl:
         print(text, file=self.out, flush=True)
 
     def loop(self, lines: TextIO) -> int:
+        """Read commands from ``lines`` until EOF or ``exit``. A terminal gets a prompt, and
+        line editing and history (``readline``) when ``lines`` is ``sys.stdin``; Ctrl-C at
+        the prompt drops the line typed so far."""
+        robots = self.executor.robot_names
         self.say(f"testing {self.executor.task.name} on {self.executor.num_slots} slot(s); "
-                 f"robots: {', '.join(self.executor.robot_names)}; type help")
+                 f"robots: {', '.join(robots)}; type help")
+        if len(robots) > 1:
+            self.say(self.robot_hint())
         if self.notice:
             self.say(self.notice)
         self.show_tools()
         self.show_stage()
-        interactive = lines.isatty()
+        read = self.line_reader(lines)
         while True:
-            if interactive:
-                self.out.write("magma> ")
-                self.out.flush()
-            line = lines.readline()
+            try:
+                line = read()
+            except KeyboardInterrupt:  # Ctrl-C at the prompt: a fresh line, not the end
+                self.say()
+                continue
             if not line:
                 return 0
             if not line.strip():
@@ -89,12 +98,52 @@ class Repl:
                 return 0
             self.handle(command)
 
+    def line_reader(self, lines: TextIO) -> Callable[[], str]:
+        """A function returning the next line ("" at the end). Piped input is read as it is;
+        a terminal gets the prompt, with ``readline`` editing when it is this process's stdin."""
+        if not lines.isatty():
+            return lines.readline
+        if lines is sys.stdin and self.out is sys.stdout and _load_readline(self.complete):
+            def read_edited() -> str:
+                try:
+                    return input(PROMPT) + "\n"
+                except EOFError:  # Ctrl-D
+                    self.say()
+                    return ""
+
+            return read_edited
+
+        def read_prompted() -> str:
+            self.out.write(PROMPT)
+            self.out.flush()
+            return lines.readline()
+
+        return read_prompted
+
+    def complete(self, text: str, state: int) -> str | None:
+        """``readline`` completer: the ``state``-th command starting with ``text``."""
+        tools = [f"{t['name']}(" for t in self.executor.tool_descriptions]
+        robots = self.executor.robot_names
+        if len(robots) > 1:
+            tools = [f"{robot}.{tool}" for robot in robots for tool in tools]
+        options = [*tools, 'say("', "stage", "reset", "help", "exit"]
+        matches = [option for option in options if option.startswith(text)]
+        return matches[state] if state < len(matches) else None
+
+    def robot_hint(self) -> str:
+        robots = self.executor.robot_names
+        tools = [t["name"] for t in self.executor.tool_descriptions] or ["tool"]
+        return (f"this preset has {len(robots)} robots: prefix each call with its robot, "
+                f"e.g. {robots[0]}.{tools[0]}(...)")
+
     def handle(self, command: ReplCommand) -> None:
         from magma_core.simulation.data_structures import Decision, ToolCall
 
         if command.kind == "word":
             if command.name == "help":
                 self.say(HELP)
+                if len(self.executor.robot_names) > 1:
+                    self.say(self.robot_hint())
             elif command.name == "stage":
                 self.show_stage()
             elif command.name == "reset":
@@ -116,11 +165,12 @@ class Repl:
         if not running:
             self.say("every slot has finished its episode; type reset to start again")
             return
+        before = {slot: self.executor.agent_view(slot).stage_index for slot in running}
         outcomes = self.executor.submit({slot: decision for slot in running})
         for slot in running:
-            self.show_outcome(slot, outcomes[slot])
+            self.show_outcome(slot, outcomes[slot], before[slot])
 
-    def show_outcome(self, slot: int, outcome: Any) -> None:
+    def show_outcome(self, slot: int, outcome: Any, stage_before: int | None = None) -> None:
         for call in outcome.calls:
             verdict = "ok" if call.ok else f"failed ({call.failure_flag.value})"
             self.say(f"[slot {slot}] {call.robot}.{call.tool}: {verdict}: {call.message}")
@@ -135,24 +185,28 @@ class Repl:
         view = outcome.next_view
         if view.episode_over:
             self.say(f"[slot {slot}] finished task: {outcome.status}")
-        else:
-            self.say(f"[slot {slot}] next stage {view.stage_index + 1}/{view.num_stages}: "
-                     f"{_shown(view)}")
+            return
+        lead = "still on stage" if view.stage_index == stage_before else "next stage"
+        self.say(f"[slot {slot}] {lead} {self.describe_stage(view)}")
+        if view.kind == "user":
+            self.say(f"[slot {slot}] instruction: {_shown(view)}")
+
+    def describe_stage(self, view: Any, limits: bool = False) -> str:
+        """``k/n (kind): goal``; with ``limits``, the stage's target and maximum tool calls."""
+        stage = self.executor.stages[view.stage_index]
+        kind = "text-only" if view.text_only else "action"
+        if limits:
+            kind += f", target {stage.target_tool_calls}, max {stage.max_tool_calls}"
+        return (f"{view.stage_index + 1}/{view.num_stages} ({kind}): "
+                f"{stage.stage_goal_description}")
 
     def show_stage(self) -> None:
-        stages = self.executor.stages
         for slot in range(self.executor.num_slots):
             view = self.executor.agent_view(slot)
             if view.episode_over:
                 self.say(f"[slot {slot}] finished task: {view.status}")
                 continue
-            stage = stages[view.stage_index]
-            kind = "text-only" if view.text_only else "action"
-            self.say(
-                f"[slot {slot}] stage {view.stage_index + 1}/{view.num_stages} ({kind}, target "
-                f"{stage.target_tool_calls}, max {stage.max_tool_calls}): "
-                f"{stage.stage_goal_description}"
-            )
+            self.say(f"[slot {slot}] stage {self.describe_stage(view, limits=True)}")
             self.say(f"[slot {slot}] instruction: {_shown(view)}")
 
     def show_tools(self) -> None:
@@ -170,3 +224,19 @@ def _shown(view: Any) -> str:
         return f"(user) {view.instruction}"
     infos = (view.feedback or {}).get("infos") if isinstance(view.feedback, dict) else None
     return f"(env) {infos or view.instruction or 'continue'}"
+
+
+def _load_readline(completer: Callable[[str, int], str | None]) -> bool:
+    """Import ``readline`` (importing it gives ``input`` line editing and history) and make
+    Tab complete with ``completer``; False where the platform has no ``readline``."""
+    try:
+        import readline
+    except ImportError:
+        return False
+    readline.set_completer(completer)
+    readline.set_completer_delims(" \t\n(),=")
+    if "libedit" in (readline.__doc__ or ""):  # macOS's readline
+        readline.parse_and_bind("bind ^I rl_complete")
+    else:
+        readline.parse_and_bind("tab: complete")
+    return True
