@@ -229,3 +229,13 @@ def test_several_robots_need_a_prefix_in_banner_and_help():
     single = io.StringIO()
     Repl(FakeExecutor(), single).loop(Lines("help\n"))
     assert "prefix each call" not in single.getvalue()
+
+
+@pytest.mark.sim
+def test_reset_starts_the_episode_again(workdir):
+    script = 'pick(object="cube")\nreset\npick(object="cube")\nexit\n'
+    proc = magma("test-tools", "cube.PickPlace", cwd=workdir, stdin=script)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # after the reset the gripper is empty again: the second pick succeeds too
+    assert proc.stdout.count("panda.pick: ok: Picked the cube.") == 2
+    assert "already holds" not in proc.stdout

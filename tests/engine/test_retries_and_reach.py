@@ -63,3 +63,28 @@ def test_poses_beyond_reach_are_refused_before_planning(x, reachable):
     if not reachable:
         assert call.failure_flag is ToolErrorFlag.PLANNER_ERROR
         assert "m from its base" in call.message
+
+
+def test_errors_of_a_later_stage_are_sampled_at_its_boundary():
+    sorting = load_preset("sorting.GraspError")
+
+    class LaterSlip(sorting):
+        stages = [
+            ObjectsToZones({"green_cube": "zone_a"}, "Put the green cube in zone_a."),
+            ObjectsToZones({"red_cube": "zone_b"}, "Now the red cube in zone_b.",
+                           errors=[GraspSlip()]),
+        ]
+
+    def pick(obj):
+        return Decision(tool_calls=[ToolCall("pick", {"object": obj}, "panda")])
+
+    def place(area):
+        return Decision(tool_calls=[ToolCall("place", {"area": area}, "panda")])
+
+    with Executor(LaterSlip(), num_slots=1, seed=0) as executor:
+        assert executor.submit({0: pick("green_cube")})[0].calls[0].ok  # no error in stage 0
+        assert executor.submit({0: place("zone_a")})[0].stage_index == 0
+        assert executor.agent_view(0).stage_index == 1
+        [slip] = executor.submit({0: pick("red_cube")})[0].calls
+        assert slip.failure_flag is ToolErrorFlag.INJECTION_ERROR and slip.forgiven
+        assert executor.submit({0: pick("red_cube")})[0].calls[0].ok

@@ -174,3 +174,40 @@ def test_a_judge_without_verdict_stops_the_run_and_stores_nothing(tmp_path):
         with pytest.raises(AgentOutage, match="connection refused"):
             loop.run()
     assert store.finished_episodes("r") == set()  # the same command resumes it
+
+
+def test_the_first_input_carries_the_tasks_memory_and_history(pick_place, tmp_path):
+    from magma_core.simulation.data_structures import SituationInit
+
+    task, executor = pick_place
+    seen = []
+
+    def script(agent_input):
+        seen.append(agent_input.memory)
+        return {"say": "hm"}, {"mine": True}
+
+    original = task.situation_init
+    task.situation_init = SituationInit(original.attributes, memory={"rules": ["be careful"]},
+                                        history=[{"role": "user", "content": "earlier"}])
+    try:
+        _run(task, executor, ScriptedAgent(script), tmp_path, episodes=1)
+    finally:
+        task.situation_init = original
+    assert seen[0] == {"rules": ["be careful"],
+                       "history": [{"role": "user", "content": "earlier"}]}
+    assert seen[1] == {"mine": True}  # then the memory the agent returned
+
+
+def test_the_idle_count_restarts_after_a_tool_call(pick_place, tmp_path):
+    task, executor = pick_place
+    turn = {"n": 0}
+
+    def script(agent_input):
+        turn["n"] += 1  # say, say, detect (a tool call), say, say, say -> ends on the 6th
+        if turn["n"] == 3:
+            return {"tool_calls": [{"name": "detect_objects", "arguments": {},
+                                    "target_robot_name": "panda"}]}, {}
+        return {"say": "thinking"}, {}
+
+    _, summaries = _run(task, executor, ScriptedAgent(script), tmp_path, episodes=1)
+    assert summaries[0].status == NO_ACTION and summaries[0].decisions == 6
