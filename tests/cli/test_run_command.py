@@ -40,6 +40,8 @@ def test_trace_agent_solves_every_stage_optimally(preset, workdir):
     assert "2/2 episodes succeeded" in proc.stdout
     listing = magma("runs", "show", preset, "--out", "out", cwd=workdir)
     assert listing.returncode == 0 and "success" in listing.stdout
+    runs = magma("runs", "list", "--out", "out", cwd=workdir)
+    assert runs.returncode == 0 and preset in runs.stdout
     record = json.loads(
         magma("runs", "show", preset, "--out", "out", "--episode", "1", cwd=workdir).stdout
     )
