@@ -36,6 +36,7 @@ def test_tool_call_single_robot(fake_openai, monkeypatch):
     }
     assert [m["role"] for m in sent["messages"]] == ["system", "user"]
     assert "r1" in sent["messages"][0]["content"]
+    assert 'Task attributes: {"known_robots": ["r1"]}' in sent["messages"][0]["content"]
     # memory: other keys kept, the turn appended to the history
     assert out.memory["notes"] == "kept"
     assert [m["role"] for m in out.memory["history"]] == ["user", "assistant"]
