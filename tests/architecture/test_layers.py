@@ -27,6 +27,8 @@ LAYERS = {
     "magma_core.agents": 6,
     "magma_core.judge": 6,
     "magma_core.cli": 7,
+    "magma_core.gen": 7,
+    "magma_core.export": 7,
     "magma_core.runs": 7,
     "magma_core.scenarios": 7,
 }

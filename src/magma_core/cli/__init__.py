@@ -16,6 +16,8 @@ from collections.abc import Sequence
 # ``func(args) -> int`` on its parser via ``set_defaults``.
 SUBCOMMANDS = (
     "magma_core.cli.run",
+    "magma_core.cli.gen",
+    "magma_core.cli.export",
     "magma_core.cli.runs",
     "magma_core.cli.scenarios",
     "magma_core.cli.test_tools",

@@ -180,6 +180,7 @@ def _write_hf(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list[Pat
         import datasets
     except ImportError as exc:  # an optional dependency
         raise RuntimeError("the hf format needs the 'datasets' package: pip install datasets") from exc
+    datasets.disable_progress_bars()
     paths = []
     folder = output / "hf"
     folder.mkdir(parents=True, exist_ok=True)
