@@ -6,7 +6,7 @@ free slot restored from its situation's whole-slot snapshot, and everything is s
 produced (resumable). :mod:`magma_core.gen.scores` scores the trees as the predecessor does.
 """
 
-from magma_core.gen.generator import GenSettings, Generator
+from magma_core.gen.generator import Generator, GenSettings
 from magma_core.gen.store import GenerationStore
 
 __all__ = ["GenSettings", "GenerationStore", "Generator"]
