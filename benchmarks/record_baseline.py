@@ -53,8 +53,9 @@ def records_of(preset: str, episodes: int, seed: int, folder: Path) -> list[dict
 
 
 def _records_before_front_door(preset: str, episodes: int, seed: int, folder: Path) -> list:
-    from magma_core.runs.loop import RunLoop
     from magma_core.runs.setup import build_agent, build_judge, load_task, open_executor, open_store
+
+    from magma_core.runs.loop import RunLoop
 
     task = load_task(preset)
     agent = build_agent("trace", task)
@@ -79,7 +80,7 @@ def first_differences(a: Any, b: Any, path: str = "", limit: int = 5) -> list[st
         return out[:limit]
     if isinstance(a, list):
         out = [f"{path}: lengths {len(a)} != {len(b)}"] if len(a) != len(b) else []
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             out += first_differences(x, y, f"{path}[{i}]", limit)
             if len(out) >= limit:
                 break
