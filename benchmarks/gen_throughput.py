@@ -43,9 +43,9 @@ def gen_once(task_name: str, slots: int, nodes: int, noise: float, trees: int, f
 def run_once(task_name: str, slots: int, episodes: int, folder: Path) -> dict:
     from magma_core.agents import TraceAgent
     from magma_core.runs.loop import RunLoop
-    from magma_core.runs.store import RunStore
     from magma_core.scenarios import load_preset
     from magma_core.simulation.executor import Executor
+    from magma_core.store import RunStore
 
     task = load_preset(task_name)()
     executor = Executor(task, num_slots=slots, seed=0, backend="cpu")

@@ -33,25 +33,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def build_gen_agent(spec_text: str, task: Any, seed: int) -> Any:
     """The agent of ``--agent``; the trace agents get the preset's perfect trace."""
-    from magma_core.agents.spec import AgentSpecError, from_spec, parse_spec
-    from magma_core.runs.setup import build_agent
+    from magma_core.agents.spec import AgentSpecError, build_agent, parse_spec
+    from magma_core.runs.assembly import build_run_agent
 
     try:
         spec = parse_spec(spec_text)
     except AgentSpecError as exc:
         raise CliError(str(exc)) from None
     if spec.kind != "noisy-trace":
-        return build_agent(spec_text, task)
+        return build_run_agent(spec_text, task)
     trace = task.perfect_trace()
     if trace is None:
         raise CliError(f"task {task.name} has no perfect trace for the noisy-trace agent")
-    return from_spec(spec_text, trace=trace, seed=seed)
+    return build_agent(spec_text, trace=trace, check=False, seed=seed)
 
 
 def gen(args: argparse.Namespace) -> int:
     from magma_core.cli.display import make_console
     from magma_core.gen import GenerationStore, Generator, GenSettings
-    from magma_core.runs.setup import build_judge, load_task, open_executor
+    from magma_core.runs.assembly import build_judge, check_task, load_task, open_executor
 
     console = make_console()
     started = time.perf_counter()
@@ -76,8 +76,9 @@ def gen(args: argparse.Namespace) -> int:
     if changed:
         raise CliError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
                        "choose another --name")
-    agent = build_gen_agent(args.agent, task, args.seed)
     judge = build_judge(args.judge)
+    check_task(task, judge, args.target)
+    agent = build_gen_agent(args.agent, task, args.seed)
     executor = open_executor(task, args.slots, args.seed, judge, args.backend)
     console.print(f"[bold]magma gen[/] {args.target} as {name!r}: B={settings.branches} "
                   f"slots={args.slots} K={settings.max_per_stage} M={settings.max_nodes} T={settings.trees}")
