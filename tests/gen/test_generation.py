@@ -107,6 +107,39 @@ def test_restored_branches_reproduce_their_siblings_recorded_outcomes(generated)
     assert checked == 6
 
 
+class _OneAtATime:
+    """An agent that answers one candidate per input, and records what it was asked."""
+
+    def __init__(self, inner):
+        self.inner, self.asked = inner, []
+
+    def info(self):
+        from magma_core.protocol.agent import AgentInfo
+
+        return AgentInfo(agent_id="one", agent_version="0", capabilities={"num_outputs": False})
+
+    def respond(self, request):
+        self.asked.append([i.num_outputs for i in request.inputs])
+        return self.inner.respond(request)
+
+
+def test_an_agent_without_num_outputs_is_asked_once_per_candidate(generated):
+    from magma_core.agents import NoisyTraceAgent
+
+    store, executor, _, _ = generated
+    store.open_generation("single", "cube.PickPlace", {})
+    agent = _OneAtATime(NoisyTraceAgent(executor.task.perfect_trace(), noise=0.5, seed=2))
+    settings = GenSettings(branches=3, max_nodes=12, trees=1)
+    Generator(executor.task, agent, executor, store, "single", settings).run()
+    candidates = store.candidates("single")
+    assert len(candidates) == 12
+    assert {n for asked in agent.asked for n in asked} == {1}
+    by_situation = Counter(c.situation for c in candidates)
+    indices = {c.situation: sorted(x.candidate_index for x in candidates if x.situation == c.situation)
+               for c in candidates}
+    assert all(indices[s] == list(range(n)) for s, n in by_situation.items())
+
+
 def _gen_cmd(folder: Path, nodes: int) -> list[str]:
     return [sys.executable, "-m", "magma_core.cli", "gen", "sorting.SortAll", "--agent", "noisy-trace:0.3",
             "--slots", "2", "--branches", "2", "--max-nodes", str(nodes), "--trees", "2",

@@ -50,8 +50,9 @@ def build_gen_agent(spec_text: str, task: Any, seed: int) -> Any:
 
 def gen(args: argparse.Namespace) -> int:
     from magma_core.cli.display import make_console
-    from magma_core.gen import GenerationStore, Generator, GenSettings
+    from magma_core.gen import Generator, GenSettings
     from magma_core.runs.assembly import build_judge, check_task, load_task, open_executor
+    from magma_core.store import open_generation_store
 
     console = make_console()
     started = time.perf_counter()
@@ -61,10 +62,7 @@ def gen(args: argparse.Namespace) -> int:
         branches=args.branches, max_per_stage=args.max_per_stage, max_nodes=args.max_nodes,
         trees=args.trees, seed=args.seed, max_decisions=args.max_decisions,
     )
-    try:
-        store = GenerationStore(args.out / "magma.db")
-    except Exception as exc:  # unwritable folder, corrupt file
-        raise CliError(f"cannot open the store {args.out / 'magma.db'}: {exc}") from None
+    store = open_generation_store(args.out)
     config = {**settings.shape(), "agent": args.agent, "slots": args.slots, "max_nodes": args.max_nodes,
               "trees": args.trees}
     try:
@@ -116,7 +114,7 @@ class _Progress:
             return
         self.last = now
         line = (f"trees {self.settings.trees}  nodes {payload['nodes']}/{self.settings.max_nodes}  "
-                f"successes {payload['successes']}  slots {self.slots}")
+                f"successes {payload['successes']}  slots busy {payload.get('busy', 0)}/{self.slots}")
         if self.live:
             self.console.print(line, end="\r")
         else:

@@ -7,13 +7,12 @@ sent with them; those are the preset's (loaded by name), with the robots the rec
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from magma_core.export.rows import Candidate, ExportForest, Situation
 from magma_core.gen import scores as sc
-from magma_core.gen.store import GenerationStore
+from magma_core.store import GenerationStore, RunStore
 
 
 class SourceError(ValueError):
@@ -52,29 +51,18 @@ def _from_generation(store: GenerationStore, name: str, generation: dict[str, An
 
 
 def _from_run(store_path: Path, name: str) -> ExportForest:
-    conn = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    try:
-        try:
-            run = conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
-        except sqlite3.OperationalError:
-            run = None
+    with RunStore(store_path) as runs:
+        run = runs.get_run(name)
         if run is None:
             raise SourceError(f"no generation or run named {name!r} in {store_path}")
-        import json
-
-        episodes = conn.execute(
-            "SELECT episode, record FROM episodes WHERE run_name = ? ORDER BY episode", (name,)
-        ).fetchall()
         preset = run["preset"]
         forest = ExportForest(sources=[{"kind": "run", "name": name, "target": preset,
-                                        "config": json.loads(run["config"])}])
+                                        "config": run["config"]}])
         tools, attributes = _preset_vocabulary(preset)
-        for row in episodes:
-            _add_episode(forest, name, int(row["episode"]), json.loads(row["record"]), tools, attributes)
+        for summary in runs.episodes(name):
+            record = runs.episode_record(name, summary.episode) or {}
+            _add_episode(forest, name, summary.episode, record, tools, attributes)
         return forest
-    finally:
-        conn.close()
 
 
 def _preset_vocabulary(preset: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -7,6 +7,6 @@ produced (resumable). :mod:`magma_core.gen.scores` scores the trees as the prede
 """
 
 from magma_core.gen.generator import Generator, GenSettings
-from magma_core.gen.store import GenerationStore
+from magma_core.store.generation_store import GenerationStore
 
 __all__ = ["GenSettings", "GenerationStore", "Generator"]

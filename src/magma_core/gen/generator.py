@@ -15,7 +15,7 @@ exceeded stage, at an invalid answer, and at ``magma run``'s loop limits (3 deci
 without a tool call on an action stage; the decision cap).
 
 Every candidate is stored with the situation it led to in one transaction; a killed run loses
-only what was in flight and the same call resumes (see :mod:`magma_core.gen.store`).
+only what was in flight and the same call resumes (see :mod:`magma_core.store.generation_store`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from typing import Any
 
 from magma_core.agents.base import Agent
 from magma_core.gen import scores as sc
-from magma_core.gen.store import CLOSED, OPEN, PARKED, CandidateRow, GenerationStore, NewSituation
 from magma_core.protocol.agent import AgentInput, AgentOutput, AgentRequest
 from magma_core.runs.loop import OUTAGE_CODES, AgentOutage, build_input, initial_memory
 from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
@@ -42,6 +41,14 @@ from magma_core.simulation.executor.snapshots import (
     snapshot_from_bytes,
     snapshot_slot,
     snapshot_to_bytes,
+)
+from magma_core.store.generation_store import (
+    CLOSED,
+    OPEN,
+    PARKED,
+    CandidateRow,
+    GenerationStore,
+    NewSituation,
 )
 
 NO_ACTION = "no_action"
@@ -69,6 +76,7 @@ class GenSettings:
     agent_concurrency: int = 4
     situations_per_request: int = 8
     max_agent_failures: int = 3
+    single_output: bool = False  # ask once per candidate (also when the agent says so)
 
     def shape(self) -> dict[str, Any]:
         """The settings a resumed generation must keep."""
@@ -86,7 +94,8 @@ class _Situation:
     agent_input: dict[str, Any]
     snapshot: SlotSnapshot | None = None
     stored: set[int] = field(default_factory=set)  # candidate indices in the store
-    reserved: int = 0  # candidates asked for and not yet back
+    pending: set[int] = field(default_factory=set)  # candidate indices asked, not yet stored
+    queued: bool = False  # waiting in the queue to be asked
 
 
 @dataclass
@@ -126,7 +135,13 @@ class Generator:
         self._outages = 0
         self.executed = 0
         self.successes = 0
+        self.busy = 0  # slots used by the last batch
         self._text_only = [bool(stage.is_text_only()) for stage in executor.stages]
+        try:
+            capabilities = agent.info().capabilities
+        except Exception:  # an agent that cannot tell: assume protocol 2.0's num_outputs works
+            capabilities = {}
+        self._single_output = settings.single_output or capabilities.get("num_outputs") is False
 
     # -- setup and resume --------------------------------------------------------------------
     def _load(self) -> None:
@@ -185,6 +200,7 @@ class Generator:
 
     def _enqueue(self, node: _Situation) -> None:
         self._open[node.id] = node
+        node.queued = True
         heapq.heappush(self._queue, (node.depth, node.tree, node.id))
 
     # -- the loop ----------------------------------------------------------------------------
@@ -222,29 +238,42 @@ class Generator:
         self.timings["store_s"] += time.perf_counter() - start
 
     def _ask(self, pool: ThreadPoolExecutor) -> None:
-        """Send requests for open situations, breadth-first, while the node budget allows."""
+        """Send requests for open situations, breadth-first, while the node budget allows.
+
+        Several situations go in one request with ``num_outputs`` B; an agent that cannot
+        give several candidates (``single_output``) is asked once per candidate instead.
+        """
         s = self.settings
         while self._queue and len(self._futures) < max(1, s.agent_concurrency):
-            inputs, ids = [], []
+            inputs: list[AgentInput] = []
+            asked: list[tuple[int, list[int]]] = []
             while self._queue and len(inputs) < s.situations_per_request:
                 budget = s.max_nodes - self._nodes
                 if budget <= 0:
                     break
                 _, _, sid = heapq.heappop(self._queue)
                 node = self._open[sid]
-                missing = s.branches - len(node.stored)
-                if missing <= 0:
+                node.queued = False
+                free = [i for i in range(s.branches) if i not in node.stored and i not in node.pending]
+                indices = free[:budget]
+                if not indices:
                     continue
-                wanted = min(s.branches, len(node.stored) + budget)
-                agent_input = dict(node.agent_input, num_outputs=wanted)
-                node.reserved = wanted - len(node.stored)
-                self._nodes += node.reserved
-                inputs.append(AgentInput.model_validate(agent_input))
-                ids.append(sid)
+                node.pending.update(indices)
+                self._nodes += len(indices)
+                if self._single_output:
+                    for i in indices:
+                        request = AgentRequest(request_id=uuid.uuid4().hex, inputs=[
+                            AgentInput.model_validate(dict(node.agent_input, num_outputs=1))])
+                        self._futures[pool.submit(self._respond, request)] = [(sid, [i])]
+                    continue
+                inputs.append(AgentInput.model_validate(dict(node.agent_input, num_outputs=max(indices) + 1)))
+                asked.append((sid, indices))
             if not inputs:
-                return
+                if not self._queue or s.max_nodes - self._nodes <= 0:
+                    return
+                continue
             request = AgentRequest(request_id=uuid.uuid4().hex, inputs=inputs)
-            self._futures[pool.submit(self._respond, request)] = ids
+            self._futures[pool.submit(self._respond, request)] = asked
 
     def _respond(self, request: AgentRequest) -> list[AgentOutput] | Exception:
         try:
@@ -259,24 +288,29 @@ class Generator:
         done, _ = wait(list(self._futures), timeout=None if block else 0, return_when=FIRST_COMPLETED)
         self.timings["agent_wait_s"] += time.perf_counter() - start
         for future in done:
-            ids = self._futures.pop(future)
+            asked = self._futures.pop(future)
             result = future.result()
             outputs = [] if isinstance(result, Exception) else result
             by_situation: dict[int, list[AgentOutput]] = {}
             for output in outputs:
                 by_situation.setdefault(output.source_id, []).append(output)
             unreachable = isinstance(result, Exception)
-            for sid in ids:
+            for sid, indices in asked:
                 node = self._open[sid]
-                got = [o for o in by_situation.get(sid, []) if o.candidate_index not in node.stored]
-                if not got or any(o.status == "error" and o.error and o.error.code in OUTAGE_CODES
-                                  for o in got):
+                got = by_situation.get(sid, [])
+                if len(indices) == 1 and len(got) == 1:  # asked once per candidate
+                    got = [got[0].model_copy(update={"candidate_index": indices[0]})]
+                got = [o for o in got if o.candidate_index in indices]
+                if len(got) < len(indices) or any(
+                    o.status == "error" and o.error and o.error.code in OUTAGE_CODES for o in got
+                ):
                     unreachable = True
-                    self._nodes -= node.reserved
-                    node.reserved = 0
-                    heapq.heappush(self._queue, (node.depth, node.tree, node.id))
+                    node.pending.difference_update(indices)
+                    self._nodes -= len(indices)
+                    if not node.queued:
+                        node.queued = True
+                        heapq.heappush(self._queue, (node.depth, node.tree, node.id))
                     continue
-                node.reserved = 0
                 self._ready.extend(_Ready(sid, o) for o in got)
             self._outages = self._outages + 1 if unreachable else 0
             if self._outages >= self.settings.max_agent_failures:
@@ -293,6 +327,7 @@ class Generator:
                 self._store_invalid(item)
                 continue
             batch[len(batch)] = item
+        self.busy = len(batch)
         if not batch:
             return
         decisions: dict[int, Any] = {}
@@ -373,6 +408,7 @@ class Generator:
         if child is not None:
             self._open[child.id] = child
             if child_status == OPEN:
+                child.queued = True
                 heapq.heappush(self._queue, (child.depth, child.tree, child.id))
             else:
                 child.snapshot = None  # parked: reloaded from the store when released
@@ -391,6 +427,7 @@ class Generator:
     def _save(self, node: _Situation, index: int, row: CandidateRow, child: NewSituation | None) -> None:
         start = time.perf_counter()
         node.stored.add(index)
+        node.pending.discard(index)
         complete = len(node.stored) >= self.settings.branches
         self.store.add_candidate(self.name, row, child, close_situation=complete)
         self._next_candidate += 1
@@ -399,7 +436,7 @@ class Generator:
             del self._open[node.id]  # its snapshot is no longer needed in memory
         self.listener("candidate", {"tree": node.tree, "status": row.status,
                                     "episode": row.episode_status, "nodes": self._next_candidate,
-                                    "successes": self.successes})
+                                    "successes": self.successes, "busy": self.busy})
 
     def _release_parked(self) -> bool:
         """Open parked stage finishers where a stage has fewer than K continuations."""
@@ -411,6 +448,7 @@ class Generator:
                 self._started[key] = self._started.get(key, 0) + 1
                 self.store.set_situation_status(self.name, sid, OPEN)
                 node = self._open[sid]
+                node.queued = True
                 heapq.heappush(self._queue, (node.depth, node.tree, node.id))
                 released = True
         return released and self._nodes < self.settings.max_nodes
