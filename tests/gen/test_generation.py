@@ -85,6 +85,24 @@ def test_stored_scores_match_the_tree(generated):
     assert all(sc.score(sc.results_from_json(c.score)) > 0 for c in winners)
 
 
+def test_siblings_with_the_same_decision_recorded_the_same_outcome(generated):
+    store, _, _, _ = generated
+    groups: dict[tuple, list] = {}
+    for c in store.candidates("g"):
+        if c.execution is not None:
+            groups.setdefault((c.situation, json.dumps(c.output, sort_keys=True)), []).append(c)
+    twins = [g for g in groups.values() if len(g) > 1]
+    assert twins  # noisy-trace repeats the reference often enough
+    for group in twins:
+        executions = []
+        for c in group:
+            e = dict(c.execution)
+            e.pop("slot")
+            executions.append(e)
+        assert all(e == executions[0] for e in executions)
+        assert len({c.episode_status for c in group}) == 1
+
+
 def test_restored_branches_reproduce_their_siblings_recorded_outcomes(generated):
     from magma_core.protocol.agent import AgentDecision
     from magma_core.simulation.executor.snapshots import restore_slot, snapshot_from_bytes
