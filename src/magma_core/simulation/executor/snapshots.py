@@ -3,8 +3,13 @@ episode, frozen, so that a situation can be resumed in any slot of an executor o
 
 ``capture(ctx, state)`` takes a :class:`SlotSnapshot`; ``restore(ctx, slot, snapshot)`` puts it
 back into ``slot`` (any slot) and returns the slot's new ``SlotState``. Restoring a snapshot and
-submitting the same decision gives the same outcome (bit for bit on CPU, where every slot is
-its own simulator and every execution starts from a restore).
+submitting the same decision gives the same outcome: the same step outcome, stage, counters,
+logs, attributes and RNG, exactly. The world state is restored bit for bit, and a replay after
+a restore is bit for bit the same as another after the same slot history; across slots with
+different histories it agrees to within PhysX's contact caches, which no simulator state
+exposes (millimetres on a placed cube; enhanced determinism, PCM off, clearing contacts by
+moving every body away and stepping, and resetting controllers were tried and do not remove
+it).
 
 Cheap in memory: the world state is one row of tensors; episode data that never changes once
 written (step records, logs) is shared between snapshots, not copied; what the engine edits
