@@ -52,7 +52,7 @@ class SlotSnapshot:
     engine itself never reads it).
     """
 
-    world: Snapshot
+    world: Snapshot  # what ``sim.save_slot`` returned (a stand-in may return its own tree)
     reference: Snapshot | None
     seed: int
     rng_state: tuple
@@ -90,8 +90,8 @@ class SlotSnapshot:
             errors.append({"index": index, "name": error.get_name()})
         return {
             "format": FORMAT,
-            "world": encode_value(self.world.state),
-            "reference": None if self.reference is None else encode_value(self.reference.state),
+            "world": _encode_world(self.world),
+            "reference": None if self.reference is None else _encode_world(self.reference),
             "seed": self.seed,
             "rng_state": encode_value(self.rng_state),
             "status": self.status,
@@ -133,12 +133,10 @@ class SlotSnapshot:
                 errors.append(found[0])
             else:
                 errors.append(possible[index])
-        from magma_core.simulation.envs.sim_batch import Snapshot  # the simulator's, on demand
-
         reference = data.get("reference")
         return cls(
-            world=Snapshot(decode_value(data["world"])),
-            reference=None if reference is None else Snapshot(decode_value(reference)),
+            world=_decode_world(data["world"]),
+            reference=None if reference is None else _decode_world(reference),
             seed=int(data["seed"]),
             rng_state=_tuples(decode_value(data["rng_state"])),
             status=str(data["status"]),
@@ -237,6 +235,21 @@ def rebuild(snapshot: SlotSnapshot, slot: int) -> SlotState:
         last_user_instruction=snapshot.last_user_instruction,
         step_index=snapshot.step_index,
     )
+
+
+def _encode_world(world: Any) -> dict[str, Any]:
+    """A ``SimBatch`` snapshot, or a stand-in simulator's own state tree."""
+    if hasattr(world, "state"):
+        return {"kind": "snapshot", "state": encode_value(world.state)}
+    return {"kind": "tree", "state": encode_value(world)}
+
+
+def _decode_world(data: dict[str, Any]) -> Any:
+    if data.get("kind") == "tree":
+        return decode_value(data["state"])
+    from magma_core.simulation.envs.sim_batch import Snapshot  # the simulator's, on demand
+
+    return Snapshot(decode_value(data["state"]))
 
 
 def _log_to_dict(log: Log) -> dict[str, Any]:
