@@ -11,6 +11,9 @@ from magma_core.cli import CliError
 from magma_core.cli.run import non_negative_int, positive_int, run_name
 
 
+SAMPLING_TEMPERATURE = 1.0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("gen", help="generate trees of decisions (training data) with an agent")
     parser.add_argument("target", help="scenario.Preset, e.g. sorting.SortAll")
@@ -32,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def build_gen_agent(spec_text: str, task: Any, seed: int) -> Any:
-    """The agent of ``--agent``; the trace agents get the preset's perfect trace."""
+    """The agent of ``--agent``; the trace agents get the preset's perfect trace, and an
+    OpenAI-compatible model without a set temperature samples at 1.0."""
     from magma_core.agents.spec import AgentSpecError, build_agent, parse_spec
     from magma_core.runs.assembly import build_run_agent
 
@@ -41,7 +45,10 @@ def build_gen_agent(spec_text: str, task: Any, seed: int) -> Any:
     except AgentSpecError as exc:
         raise CliError(str(exc)) from None
     if spec.kind != "noisy-trace":
-        return build_run_agent(spec_text, task)
+        agent = build_run_agent(spec_text, task)
+        if spec.kind == "openai" and getattr(agent, "temperature", 0) is None:
+            agent.temperature = SAMPLING_TEMPERATURE  # B candidates must differ
+        return agent
     trace = task.perfect_trace()
     if trace is None:
         raise CliError(f"task {task.name} has no perfect trace for the noisy-trace agent")
