@@ -10,7 +10,6 @@ from typing import Any
 from magma_core.cli import CliError
 from magma_core.cli.run import non_negative_int, positive_int, run_name
 
-
 SAMPLING_TEMPERATURE = 1.0
 
 
