@@ -180,7 +180,7 @@ class Generator:
             memory = initial_memory(self.task)
             node = self._new_situation(tree, stage=0, depth=0, idle=0, memory=memory, slot=0)
             situation = NewSituation(node.id, tree, None, 0, 0, 0, OPEN, None, node.agent_input,
-                                     snapshot_to_bytes(self.executor, node.snapshot))
+                                     self._serialise(node.snapshot))
             self.store.add_tree(self.name, tree, seed, self.executor.tool_descriptions, situation)
             self._enqueue(node)
 
@@ -197,6 +197,12 @@ class Generator:
         agent_input = build_input(sid, view, memory).model_dump()
         agent_input["num_outputs"] = self.settings.branches
         return _Situation(sid, tree, stage, depth, idle, agent_input, snapshot)
+
+    def _serialise(self, snapshot: SlotSnapshot | None) -> bytes:
+        start = time.perf_counter()
+        blob = snapshot_to_bytes(self.executor, snapshot)
+        self.timings["snapshot_s"] += time.perf_counter() - start
+        return blob
 
     def _enqueue(self, node: _Situation) -> None:
         self._open[node.id] = node
@@ -348,7 +354,9 @@ class Generator:
             blob = self.store.snapshot_blob(self.name, node.id)
             if blob is None:
                 raise RuntimeError(f"situation {node.id} of {self.name!r} has no stored snapshot")
+            start = time.perf_counter()
             node.snapshot = snapshot_from_bytes(self.executor, blob)
+            self.timings["restore_s"] += time.perf_counter() - start
         return node.snapshot
 
     def _store_invalid(self, item: _Ready) -> None:
@@ -396,7 +404,7 @@ class Generator:
                     self._parked.setdefault(key, []).append((_rank(end), child.id))
             child_row = NewSituation(child.id, node.tree, self._next_candidate, child.stage, depth,
                                      idle, child_status, None, child.agent_input,
-                                     snapshot_to_bytes(self.executor, child.snapshot))
+                                     self._serialise(child.snapshot))
         status = end if end != sc.ONGOING else "finished"
         execution = outcome.to_dict()
         execution.pop("next_view", None)
