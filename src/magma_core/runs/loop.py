@@ -169,8 +169,7 @@ class RunLoop:
 
     def pending(self) -> deque[int]:
         """The episodes of this run not yet in the store, in order."""
-        done = self.store.finished_episodes(self.run_name)
-        return deque(k for k in range(self.episodes) if k not in done)
+        return deque(self.store.pending_episodes(self.run_name, self.episodes))
 
     def run(self) -> list[EpisodeSummary]:
         """Run every pending episode; return the summaries of those finished in this call."""
