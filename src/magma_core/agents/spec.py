@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from magma_core.agents.base import Agent, AgentCheckError
+from magma_core.agents.http import HttpAgent
+from magma_core.agents.noisy_trace import DEFAULT_NOISE, NoisyTraceAgent
+from magma_core.agents.openai_chat import OpenAIChatAgent
+from magma_core.agents.trace import TraceAgent
 from magma_core.user_error import UserError
 
 SPEC_FORMS = "'trace', 'noisy-trace[:P]', 'openai:MODEL[@BASE_URL]' or 'http://HOST:PORT'"
@@ -63,8 +67,6 @@ def parse_spec(text: str) -> AgentSpec:
 
 
 def _noise(spec: str, text: str) -> float:
-    from magma_core.agents.noisy_trace import DEFAULT_NOISE
-
     _, sep, value = spec.partition(":")
     if not sep:
         return DEFAULT_NOISE
@@ -85,18 +87,10 @@ def from_spec(text: str, *, trace: Any = None, **options: Any) -> Agent:
         if trace is None:
             raise AgentSpecError(f"the {spec.kind} agent needs a task's perfect trace")
         if spec.kind == "noisy-trace":
-            from magma_core.agents.noisy_trace import NoisyTraceAgent
-
             return NoisyTraceAgent(trace, spec.noise, **options)
-        from magma_core.agents.trace import TraceAgent
-
         return TraceAgent(trace, **options)
     if spec.kind == "openai":
-        from magma_core.agents.openai_chat import OpenAIChatAgent
-
         return OpenAIChatAgent(spec.base_url, spec.model, **options)
-    from magma_core.agents.http import HttpAgent
-
     return HttpAgent(spec.url, **options)
 
 
