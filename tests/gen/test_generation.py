@@ -105,15 +105,14 @@ def test_siblings_with_the_same_decision_recorded_the_same_outcome(generated):
 
 def test_restored_branches_reproduce_their_siblings_recorded_outcomes(generated):
     from magma_core.protocol.agent import AgentDecision
-    from magma_core.simulation.executor.snapshots import restore_slot, snapshot_from_bytes
 
     store, executor, _, _ = generated
     checked = 0
     for c in store.candidates("g"):
         if c.execution is None or checked >= 6:
             continue
-        snapshot = snapshot_from_bytes(executor, store.snapshot_blob("g", c.situation))
-        restore_slot(executor, 3 - checked % 4, snapshot)
+        snapshot = executor.snapshot_from_bytes(store.snapshot_blob("g", c.situation))
+        executor.restore(3 - checked % 4, snapshot)
         slot = 3 - checked % 4
         replay = executor.submit({slot: AgentDecision.model_validate(c.output).to_decision()})[slot]
         recorded = dict(c.execution)

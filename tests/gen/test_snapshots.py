@@ -7,13 +7,7 @@ import pytest
 import torch
 
 from magma_core.simulation.data_structures import Decision, ToolCall
-from magma_core.simulation.executor.snapshots import (
-    SlotSnapshot,
-    restore_slot,
-    snapshot_from_bytes,
-    snapshot_slot,
-    snapshot_to_bytes,
-)
+from magma_core.simulation.executor.snapshots import SlotSnapshot
 
 pytestmark = pytest.mark.sim
 
@@ -53,8 +47,8 @@ def outcome(o):
 def test_a_snapshot_restores_the_whole_slot_into_another_slot(executor):
     executor.reset_slot(0, 11)
     executor.submit({0: PICK})
-    snap = snapshot_slot(executor, 0, {"trace_cursor": 1})
-    restore_slot(executor, 2, snap)
+    snap = executor.snapshot(0, {"trace_cursor": 1})
+    executor.restore(2, snap)
     state = executor.sim.get_state()
     assert same(row(state, 0), row(state, 2))
     view0, view2 = executor.agent_view(0).to_dict(), executor.agent_view(2).to_dict()
@@ -71,24 +65,24 @@ def test_a_snapshot_restores_the_whole_slot_into_another_slot(executor):
 def test_serialised_snapshots_round_trip(executor):
     executor.reset_slot(0, 12)
     executor.submit({0: PICK})
-    snap = snapshot_slot(executor, 0, {"history": [1, 2]})
-    blob = snapshot_to_bytes(executor, snap, steps=True)
-    back = snapshot_from_bytes(executor, blob)
+    snap = executor.snapshot(0, {"history": [1, 2]})
+    blob = executor.snapshot_to_bytes(snap, steps=True)
+    back = executor.snapshot_from_bytes(blob)
     assert isinstance(back, SlotSnapshot)
     assert back.to_dict(executor._ctx) == snap.to_dict(executor._ctx)
     assert back.rng_state == snap.rng_state and back.memory == {"history": [1, 2]}
-    restore_slot(executor, 1, back)
+    executor.restore(1, back)
     state = executor.sim.get_state()
     assert same(row(state, 0), row(state, 1))
-    assert len(snapshot_to_bytes(executor, snap)) < 20_000  # cheap to keep in the store
+    assert len(executor.snapshot_to_bytes(snap)) < 20_000  # cheap to keep in the store
 
 
 def test_the_same_decision_from_the_same_snapshot_gives_the_same_outcome(executor):
     executor.reset_slot(0, 13)
     executor.submit({0: PICK})
-    snap = snapshot_slot(executor, 0)
+    snap = executor.snapshot(0)
     for slot in range(3):
-        restore_slot(executor, slot, snap)
+        executor.restore(slot, snap)
     outcomes = executor.submit({0: PLACE, 1: PLACE, 2: PLACE_B})
     state = executor.sim.get_state()
     assert outcome(outcomes[0]) == outcome(outcomes[1])
@@ -96,14 +90,14 @@ def test_the_same_decision_from_the_same_snapshot_gives_the_same_outcome(executo
     # Across slots the engine's outcome is identical; the world agrees to within PhysX's
     # contact caches (part of no state a simulator exposes), here under 5 mm.
     assert same(row(state, 0), row(state, 1), atol=5e-3)
-    restore_slot(executor, 2, snap)
+    executor.restore(2, snap)
     again = executor.submit({2: PLACE})[2]
     assert outcome(again) == outcome(outcomes[0])
     assert same(row(state, 0), row(executor.sim.get_state(), 2), atol=5e-3)
     # And restore to restore in the same slot after the same history: bit for bit.
     finals = []
     for _ in range(2):
-        restore_slot(executor, 2, snap)
+        executor.restore(2, snap)
         executor.submit({2: PLACE})
         finals.append(row(executor.sim.get_state(), 2))
     assert same(finals[0], finals[1])

@@ -12,6 +12,7 @@ from typing import Any
 
 from magma_core.export.rows import Candidate, ExportForest, Situation
 from magma_core.gen import scores as sc
+from magma_core.scenarios import load_preset
 from magma_core.store import GenerationStore, RunStore
 
 
@@ -66,8 +67,6 @@ def _from_run(store_path: Path, name: str) -> ExportForest:
 
 
 def _preset_vocabulary(preset: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from magma_core.scenarios import load_preset
-
     task = load_preset(preset)()
     return task.Tools_cls.get_api_description(), dict(task.situation_init.attributes)
 

@@ -35,13 +35,7 @@ from magma_core.gen import scores as sc
 from magma_core.protocol.agent import AgentInput, AgentOutput, AgentRequest
 from magma_core.runs.loop import OUTAGE_CODES, AgentOutage, build_input, initial_memory
 from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
-from magma_core.simulation.executor.snapshots import (
-    SlotSnapshot,
-    restore_slot,
-    snapshot_from_bytes,
-    snapshot_slot,
-    snapshot_to_bytes,
-)
+from magma_core.simulation.executor.snapshots import SlotSnapshot
 from magma_core.store.generation_store import (
     CLOSED,
     OPEN,
@@ -189,7 +183,7 @@ class Generator:
     ) -> _Situation:
         """A situation from what ``slot`` holds now (its view, its whole snapshot)."""
         start = time.perf_counter()
-        snapshot = snapshot_slot(self.executor, slot, memory)
+        snapshot = self.executor.snapshot(slot, memory)
         self.timings["snapshot_s"] += time.perf_counter() - start
         sid = self._next_situation
         self._next_situation += 1
@@ -200,7 +194,7 @@ class Generator:
 
     def _serialise(self, snapshot: SlotSnapshot | None) -> bytes:
         start = time.perf_counter()
-        blob = snapshot_to_bytes(self.executor, snapshot)
+        blob = self.executor.snapshot_to_bytes(snapshot)
         self.timings["snapshot_s"] += time.perf_counter() - start
         return blob
 
@@ -340,7 +334,7 @@ class Generator:
         start = time.perf_counter()
         for slot, item in batch.items():
             node = self._open[item.situation]
-            restore_slot(self.executor, slot, self._snapshot(node))
+            self.executor.restore(slot, self._snapshot(node))
             decisions[slot] = item.output.output.to_decision()
         self.timings["restore_s"] += time.perf_counter() - start
         start = time.perf_counter()
@@ -355,7 +349,7 @@ class Generator:
             if blob is None:
                 raise RuntimeError(f"situation {node.id} of {self.name!r} has no stored snapshot")
             start = time.perf_counter()
-            node.snapshot = snapshot_from_bytes(self.executor, blob)
+            node.snapshot = self.executor.snapshot_from_bytes(blob)
             self.timings["restore_s"] += time.perf_counter() - start
         return node.snapshot
 

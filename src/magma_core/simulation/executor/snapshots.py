@@ -1,8 +1,9 @@
 """Whole-slot snapshots: the world state of a slot plus everything the engine keeps about its
 episode, frozen, so that a situation can be resumed in any slot of an executor of the same task.
 
-``capture(ctx, state)`` takes a :class:`SlotSnapshot`; ``restore(ctx, slot, snapshot)`` puts it
-back into ``slot`` (any slot) and returns the slot's new ``SlotState``. Restoring a snapshot and
+``Executor.snapshot(slot)`` takes a :class:`SlotSnapshot` (:func:`capture`);
+``Executor.restore(slot, snapshot)`` puts it back into any slot (:func:`rebuild` gives the
+slot's new ``SlotState``). Restoring a snapshot and
 submitting the same decision gives the same outcome: the same step outcome, stage, counters,
 logs, attributes and RNG, exactly. The world state is restored bit for bit, and a replay after
 a restore is bit for bit the same as another after the same slot history; across slots with
@@ -273,26 +274,3 @@ def _tuples(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_tuples(v) for v in value)
     return value
-
-
-def snapshot_slot(executor: Any, slot: int, memory: dict[str, Any] | None = None) -> SlotSnapshot:
-    """The whole of ``executor``'s ``slot``: its world state and its episode state."""
-    state = executor._state(slot)
-    return capture(state, executor._ctx.sim.save_slot(slot), memory)
-
-
-def restore_slot(executor: Any, slot: int, snapshot: SlotSnapshot) -> None:
-    """Put ``snapshot`` into ``slot`` of ``executor`` (an executor of the same task)."""
-    executor._check_slot(slot)
-    executor._ctx.sim.restore_slot(slot, snapshot.world)
-    executor._slots[slot] = rebuild(snapshot, slot)
-
-
-def snapshot_from_bytes(executor: Any, blob: bytes) -> SlotSnapshot:
-    """A snapshot serialised by :meth:`SlotSnapshot.to_bytes`, for ``executor``'s task."""
-    return SlotSnapshot.from_bytes(blob, executor._ctx)
-
-
-def snapshot_to_bytes(executor: Any, snapshot: SlotSnapshot, *, steps: bool = False) -> bytes:
-    """``snapshot`` serialised for the store (by default without the record's step list)."""
-    return snapshot.to_bytes(executor._ctx, steps=steps)
