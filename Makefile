@@ -1,4 +1,5 @@
-# Two entry points: `make demo` (the main job) and `make test` (lint + tests).
+# Two entry points: `make demo` (the main job) and `make test` (lint + tests, the docs
+# site's strict build included); `make docs` builds the documentation site into site/.
 # Each creates .venv when missing. torch==2.13.0 is installed first: its CPU build lies
 # on our machines' disk, while an unpinned torch pulls a multi-GB CUDA build.
 PY ?= python3
@@ -6,13 +7,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint clean
+.PHONY: venv demo test lint docs docs-serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,docs]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -26,5 +27,12 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -n 2 -q
 
+# The documentation site, built offline (no CDN, no network) into site/.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

@@ -14,7 +14,11 @@ from .conftest import magma
 
 pytestmark = pytest.mark.sim
 
-PACKAGE = Path(__file__).resolve().parents[1] / "fixtures" / "my_magma_scenarios"
+ROOT = Path(__file__).resolve().parents[2]
+#: The guide's example package (docs/guides/first-scenario.md includes its files) and a
+#: test-only package whose preset has a tool that raises in slot 1.
+PACKAGES = [ROOT / "examples" / "my_magma_scenarios",
+            ROOT / "tests" / "fixtures" / "buggy_magma_scenarios"]
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +27,11 @@ def installed(tmp_path_factory) -> dict:
     build = tmp_path_factory.mktemp("build")
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(PACKAGE)],
+         "--target", str(target), *map(str, PACKAGES)],
         check=True, capture_output=True, text=True, cwd=build,
     )
     assert list(target.glob("my_magma_scenarios-*.dist-info"))
+    assert list(target.glob("buggy_magma_scenarios-*.dist-info"))
     return {"PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
 
 
@@ -47,13 +52,13 @@ def test_without_the_package_the_preset_is_unknown(tmp_path):
 
 
 def test_a_scenario_bug_ends_only_its_episode_and_the_exit_status_says_so(installed, tmp_path):
-    run = magma("run", "my_cubes.Buggy", "--episodes", "2", "--slots", "2", "--out", "out",
+    run = magma("run", "buggy_cubes.Buggy", "--episodes", "2", "--slots", "2", "--out", "out",
                 cwd=tmp_path, env=installed)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "Traceback" not in run.stderr
-    summary = json.loads((tmp_path / "out" / "my_cubes.Buggy.summary.json").read_text())
+    summary = json.loads((tmp_path / "out" / "buggy_cubes.Buggy.summary.json").read_text())
     statuses = {e["episode"]: e["status"] for e in summary["episodes"]}
     assert statuses == {0: "success", 1: "error"}
-    record = json.loads(magma("runs", "show", "my_cubes.Buggy", "--out", "out", "--episode", "1",
+    record = json.loads(magma("runs", "show", "buggy_cubes.Buggy", "--out", "out", "--episode", "1",
                               cwd=tmp_path, env=installed).stdout)
     assert "RuntimeError: scenario bug in slot 1" in record["traceback"]
