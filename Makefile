@@ -29,10 +29,10 @@ test: $(STAMP) lint
 
 # The documentation site, built offline (no CDN, no network) into site/.
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 docs-serve: $(STAMP)
-	$(BIN)/mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 clean:
 	rm -rf $(VENV) .pytest_cache site
