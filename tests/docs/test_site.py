@@ -45,7 +45,7 @@ def test_site_builds_strict(tmp_path: Path):
                  "reference/tools.html"):
         assert (site / page).is_file(), page
     guide = (site / "guides" / "first-scenario.html").read_text()
-    assert "class MoveCubeAtEntry" in guide  # the snippet was included, not left as a marker
+    assert "MoveCubeAtEntry" in guide and "BaseStageEnvironmentTransition" in guide  # included
     assert "--8&lt;--" not in guide and "--8<--" not in guide
     reference = (site / "reference" / "tools.html").read_text()
     assert 'id="magma_core.simulation.tools.register_tool"' in reference
