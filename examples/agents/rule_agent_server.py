@@ -28,7 +28,7 @@ from magma_core.protocol.agent import (
     AgentInput,
     AgentOutput,
     AgentRequest,
-    ToolCall,
+    AgentToolCall,
 )
 
 # --8<-- [start:agent]
@@ -52,7 +52,7 @@ def decide(agent_input: AgentInput) -> tuple[AgentDecision, dict]:
         return AgentDecision(say="Done."), memory
     memory["plan"] = plan[1:]  # memory is JSON: lists, dicts, strings, numbers
     robot = agent_input.attributes["known_robots"][0]
-    return AgentDecision(tool_calls=[ToolCall(**plan[0], target_robot_name=robot)]), memory
+    return AgentDecision(tool_calls=[AgentToolCall(**plan[0], target_robot_name=robot)]), memory
 # --8<-- [end:agent]
 
 

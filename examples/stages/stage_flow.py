@@ -6,9 +6,8 @@ the arm, so it runs in seconds. Run: python examples/stages/stage_flow.py
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import magma_scenarios.cube.env  # noqa: F401  (registers MagmaCube-v1 with ManiSkill)
+from magma_core.judge import Verdict
 from magma_core.simulation.data_structures import (
     Decision,
     EnvStateUpdate,
@@ -129,12 +128,6 @@ class Workshop(BaseTask):
 
 
 # --8<-- [start:judge]
-@dataclass
-class Verdict:
-    ok: bool
-    reason: str
-
-
 class KeywordJudge:
     """A judge without a model: accepts answers that contain "three" (or "3")."""
 
