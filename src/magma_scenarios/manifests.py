@@ -18,6 +18,10 @@ SORTING = ScenarioManifest(
         name: f"magma_scenarios.sorting.presets:{name}"
         for name in ("SortAll", "Interruption", "NewZone", "GraspError", "Question", "TwoArms")
     },
+    definitions={
+        name: f"magma_scenarios.sorting.definitions:{name}"
+        for name in ("LongSorting", "LongSortingJudged")
+    },
     environments={
         "MagmaSorting-v1": "magma_scenarios.sorting.env",
         "MagmaSortingDuo-v1": "magma_scenarios.sorting.env",
