@@ -21,7 +21,7 @@ from magma_scenarios.sorting.requests import (
 from magma_scenarios.sorting.tools import SortingTools
 from magma_scenarios.sorting.world import COLORS, ENV_ID, cube_names, zone_names
 
-NUM_CUBES, NUM_ZONES = 6, 3
+NUM_CUBES, NUM_ZONES = 4, 3
 
 
 def starting_state() -> TaskState:
@@ -38,8 +38,9 @@ def starting_state() -> TaskState:
 
 
 class LongSorting(TaskDefinition):
-    """Sort six cubes over three zones through a chain of requests (8 to 20 stages)."""
+    """Sort four cubes over three zones through a chain of requests (8 to 20 stages)."""
 
+    name = "LongSorting"
     maniskill_env_id = ENV_ID
     Tools_cls = SortingTools
     situation_init = SituationInit({"objects": cube_names(NUM_CUBES), "areas": zone_names(NUM_ZONES)})
@@ -58,5 +59,6 @@ class LongSorting(TaskDefinition):
 class LongSortingJudged(LongSorting):
     """``LongSorting`` whose questions a judge validates against the table (needs ``--judge``)."""
 
+    name = "LongSortingJudged"
     active_requests = [SortCube(), SortColourFamily(), ClearZone(), ForbidRule(),
                        TableQuestion(judged=True), ChangeTarget()]

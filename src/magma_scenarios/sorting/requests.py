@@ -32,7 +32,7 @@ from magma_core.simulation.tasks import (
 )
 from magma_scenarios.common.stages import Acknowledge, AnswerQuestion, CountInZone, ObjectsToZones
 
-ZONE_CAPACITY = 3
+ZONE_CAPACITY = 2  # free_spot keeps two cubes apart enough to pick them again
 #: Colour families (colour reasoning): which cubes are warm and which are cool.
 FAMILIES = {
     "warm": ["red_cube", "yellow_cube", "orange_cube"],

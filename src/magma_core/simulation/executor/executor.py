@@ -16,6 +16,7 @@ decisions of several slots in the same simulator steps and returns each slot's
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 import time
 import traceback
@@ -158,6 +159,9 @@ class Executor:
                 judge=judge,
             )
             self._slots: list[SlotState | None] = [None] * num_slots
+            # The context each slot's episode runs in: the executor's task, or the task given
+            # to ``reset_slot`` (generated tasks of one definition, side by side).
+            self._slot_ctxs: list[EngineContext] = [self._ctx] * num_slots
             self.reset()
         except BaseException:
             if owns_sim:
@@ -223,18 +227,58 @@ class Executor:
             if len(seeds) != self.num_slots:
                 raise ValueError(f"{len(seeds)} seeds for {self.num_slots} slots")
         self._ctx.sim.reset(seed=seeds)
+        self._slot_ctxs = [self._ctx] * self.num_slots
         self._start_episodes(list(range(self.num_slots)), seeds)
 
-    def reset_slot(self, slot: int, seed: int | None = None) -> None:
-        """Start a new episode in one slot only (default seed: the executor's ``seed + slot``)."""
+    def reset_slot(self, slot: int, seed: int | None = None, task: BaseTask | None = None) -> None:
+        """Start a new episode in one slot only (default seed: the executor's ``seed + slot``).
+
+        ``task``: run this task in the slot instead of the executor's (e.g. a task generated
+        for this episode). It must share the executor task's world, env options, tools,
+        tools constant and robots; ``ValueError`` otherwise.
+        """
         self._check_slot(slot)
+        ctx = self._ctx if task is None or task is self.task else self._context_for(task)
         seed = self.seed + slot if seed is None else int(seed)
         self._ctx.sim.reset(seed=[seed], slots=[slot])
+        self._slot_ctxs[slot] = ctx
         self._start_episodes([slot], [seed])
+
+    def task_of(self, slot: int) -> BaseTask:
+        """The task the slot's episode runs."""
+        self._check_slot(slot)
+        return self._slot_ctxs[slot].task
+
+    def _context_for(self, task: BaseTask) -> EngineContext:
+        """The engine context of another task on this executor's world and tools."""
+        if not isinstance(task, BaseTask):
+            raise TypeError(f"reset_slot needs a BaseTask, got {type(task).__name__}")
+        own = self.task
+        same = (
+            task.maniskill_env_id == own.maniskill_env_id
+            and task.Tools_cls is own.Tools_cls
+            and task.initialization_parameters == own.initialization_parameters
+            and task.tools_constant == own.tools_constant
+        )
+        if not same:
+            raise ValueError(
+                f"Task {task.name!r} cannot run on this executor: its world, env options, "
+                f"tools, tools constant or robots differ from {own.name!r}'s"
+            )
+        task.validate()
+        stages = materialize_completion_stages(task.stages, task.Tools_cls)
+        judged = judged_stage_indices(stages)
+        if judged and self._ctx.judge is None:
+            raise ValueError(
+                f"Task {task.name!r} has text-only stages validated by a judge (stages "
+                f"{judged}) but this executor has no judge: pass judge=... to Executor"
+            )
+        self._robot_names(task, self._ctx.sim)
+        return dataclasses.replace(self._ctx, task=task, stages=stages)
 
     def agent_view(self, slot: int) -> AgentView:
         """What the agent sees in ``slot`` before its next decision."""
-        return build_view(self._ctx, self._state(slot))
+        return build_view(self._slot_ctxs[slot], self._state(slot))
 
     def record(self, slot: int) -> EpisodeRecord:
         """The record of the slot's current (or just finished) episode."""
@@ -314,7 +358,7 @@ class Executor:
             for slot in entered:
                 state = states[slot]
                 try:
-                    sample_stage_errors(ctx, state, raw_obs)
+                    sample_stage_errors(self._slot_ctxs[slot], state, raw_obs)
                 except Exception as exc:
                     self._fail_with_error(state, f"sampling errors of stage {state.stage_index}", exc)
         elapsed = time.perf_counter() - start
@@ -335,10 +379,11 @@ class Executor:
 
     def _has_errors(self, state: SlotState) -> bool:
         """Whether the slot's (running) current stage has errors to sample."""
-        stage = self._ctx.stages[state.stage_index]
+        stage = self._slot_ctxs[state.slot].stages[state.stage_index]
         return state.running and bool(stage.error_parameters.possible_errors)
 
     def _new_record(self, slot: int, seed: int) -> EpisodeRecord:
+        ctx = self._slot_ctxs[slot]
         stages = [
             StageRecord(
                 index=i,
@@ -348,11 +393,11 @@ class Executor:
                 target_tool_calls=stage.target_tool_calls,
                 max_tool_calls=stage.max_tool_calls,
             )
-            for i, stage in enumerate(self._ctx.stages)
+            for i, stage in enumerate(ctx.stages)
         ]
         return EpisodeRecord(
-            task=self.task.name,
-            env_id=self.task.maniskill_env_id,
+            task=ctx.task.name,
+            env_id=ctx.task.maniskill_env_id,
             slot=slot,
             seed=seed,
             robot_names=list(self._ctx.robot_names),
@@ -361,11 +406,11 @@ class Executor:
         )
 
     def _start_episodes(self, slots: list[int], seeds: list[int]) -> None:
-        ctx = self._ctx
-        attributes = copy.deepcopy(self.task.situation_init.attributes)
-        attributes["known_robots"] = list(ctx.robot_names)
         started = []
         for slot, seed in zip(slots, seeds, strict=True):
+            ctx = self._slot_ctxs[slot]
+            attributes = copy.deepcopy(ctx.task.situation_init.attributes)
+            attributes["known_robots"] = list(ctx.robot_names)
             start = time.perf_counter()
             state = SlotState(
                 slot=slot,
@@ -386,16 +431,16 @@ class Executor:
             state.record.engine_s += time.perf_counter() - start
         started = [s for s in started if self._has_errors(self._state(s))]
         if started:
-            raw_obs = ctx.sim.observe()
+            raw_obs = self._ctx.sim.observe()
             for slot in started:
                 state = self._state(slot)
                 try:
-                    sample_stage_errors(ctx, state, raw_obs)
+                    sample_stage_errors(self._slot_ctxs[slot], state, raw_obs)
                 except Exception as exc:
                     self._fail_with_error(state, "sampling errors of stage 0", exc)
 
     def _classify(self, state: SlotState, decision: NormalizedDecision) -> _Step:
-        stage = self._ctx.stages[state.stage_index]
+        stage = self._slot_ctxs[state.slot].stages[state.stage_index]
         step = _Step(
             slot=state.slot,
             decision=decision,
@@ -427,7 +472,7 @@ class Executor:
 
     def _settle(self, state: SlotState, step: _Step, obs: dict[str, Any] | None) -> bool:
         """Outcome of the step for its stage; True when a new stage was entered."""
-        ctx = self._ctx
+        ctx = self._slot_ctxs[state.slot]
         stage = ctx.stages[step.stage_index]
         decision_calls = [c.to_dict() for c in step.decision.calls]
         if step.kind == "invalid":
@@ -495,7 +540,7 @@ class Executor:
 
     def _advance(self, state: SlotState, step: _Step, stage: Any) -> bool:
         """Apply the step's stage outcome to the episode; True when a new stage was entered."""
-        ctx = self._ctx
+        ctx = self._slot_ctxs[state.slot]
         step.stage_state = stage.get_stage_state(state.effective_tool_calls, step.success)
         stage_record = state.record.stages[step.stage_index]
         stage_record.tool_calls = state.tool_calls
@@ -533,7 +578,7 @@ class Executor:
         if state.stage_index == step.stage_index:  # still in that stage: sync its counters
             stage_record.tool_calls = state.tool_calls
             stage_record.forgiven_tool_calls = state.forgiven_tool_calls
-        view = build_view(self._ctx, state)
+        view = build_view(self._slot_ctxs[state.slot], state)
         state.record.steps.append(
             StepRecord(
                 step_index=state.step_index,
@@ -583,7 +628,7 @@ class Executor:
             stage_state=StageState.UNASSESSED,
             status=state.status,
             message=message,
-            next_view=build_view(self._ctx, state),
+            next_view=build_view(self._slot_ctxs[state.slot], state),
             failure_reason=message,
         )
 
