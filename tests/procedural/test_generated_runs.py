@@ -10,9 +10,9 @@ import pytest
 from magma_core.judge import Verdict
 from magma_core.runs import RunStore
 from magma_core.runs.episode_tasks import EpisodeTasks, ProceduralRunLoop, SlotTraceAgent
+from magma_core.scenarios import get_scenario, load_preset, register_environments
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
-from magma_core.scenarios import register_environments
 from magma_scenarios.sorting.definitions import LongSorting, LongSortingJudged
 
 pytestmark = pytest.mark.sim
@@ -91,3 +91,32 @@ def test_generated_tasks_without_randomisation_are_optimal(tmp_path):
     assert all(s.stages_passed == s.optimal for s in summaries)
     assert store.episode_record("r", 0)["randomization"] is None
     assert any(CANONICAL.search(text) for text in agent.inputs)  # the check above can fail
+
+
+PRESETS = [f"{sid}.{name}" for sid in ("cube", "sorting") for name in get_scenario(sid).presets]
+
+
+class PresetJudge:
+    """The Question preset's judge: the (canonical) answer must place the blue cube in zone_a."""
+
+    def judge(self, rule: str, question: str, answer: str) -> Verdict:
+        ok = "blue cube is in zone_a" in answer
+        return Verdict(ok=ok, reason="checked")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_runs_optimal_randomised(preset, tmp_path):
+    task = load_preset(preset)()
+    tasks = EpisodeTasks(task, randomized=True)
+    store = RunStore(tmp_path / "magma.db")
+    store.open_run("r", preset, {})
+    agent = RecordingTraceAgent()
+    engine = Executor(task, num_slots=2, seed=0, judge=PresetJudge())
+    with PublicVocabularyExecutor(engine) as executor:
+        summaries = ProceduralRunLoop(tasks, task, agent, executor, store, "r",
+                                      episodes=2, seed=0).run()
+    for s in summaries:
+        assert s.status == "success", store.episode_record("r", s.episode)["reason"]
+        assert s.stages_passed == s.stages_total == s.optimal
+    mappings = [store.episode_record("r", k)["randomization"] for k in (0, 1)]
+    assert mappings[0] != mappings[1]  # each episode draws its own vocabulary
