@@ -41,8 +41,12 @@ def run_name(text: str) -> str:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="run episodes of a preset with an agent")
-    parser.add_argument("preset", help="scenario.Preset, e.g. cube.PickPlace")
+    parser = sub.add_parser("run", help="run episodes of a preset or a definition with an agent")
+    parser.add_argument(
+        "preset",
+        help="scenario.Preset (e.g. cube.PickPlace) or scenario.Definition (e.g. "
+        "sorting.LongSorting: each episode's seed generates its task)",
+    )
     parser.add_argument(
         "--agent",
         default="trace",
@@ -68,6 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend"
     )
+    parser.add_argument(
+        "--randomized",
+        action="store_true",
+        help="each episode's agent sees a random public vocabulary (tool, parameter and "
+        "object names) drawn from the scenario's randomisation YAML",
+    )
     parser.set_defaults(func=run)
 
 
@@ -87,6 +97,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         name=args.name,
         limits=LoopLimits(max_decisions=args.max_decisions),
         backend=args.backend,
+        randomized=args.randomized,
     )
 
 

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from magma_core.agents import Agent, build_agent
 from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
+from magma_core.runs.episode_tasks import EpisodeTasks, ProceduralRunLoop, SlotTraceAgent
 from magma_core.runs.loop import Listener, RunLoop
-from magma_core.scenarios import load_preset
+from magma_core.scenarios import load_preset, load_target
 from magma_core.simulation.executor.task_check import stages_to_run
-from magma_core.simulation.tasks import BaseTask
+from magma_core.simulation.tasks import BaseTask, TaskDefinition
 from magma_core.store import EpisodeSummary, RunStore
 from magma_core.user_error import UserError
 
@@ -34,6 +35,26 @@ def load_task(target: str) -> BaseTask:
         return task_cls()
     except (TypeError, ValueError) as exc:
         raise UserError(f"preset {target} is not a valid task: {exc}") from None
+
+
+def load_episode_tasks(spec: RunSpec) -> EpisodeTasks | None:
+    """What each episode runs when it is not one fixed task in canonical names (the target is
+    a definition, or the run is randomised); None for a plain preset run."""
+    target_cls = load_target(spec.target)
+    if not issubclass(target_cls, TaskDefinition) and not spec.randomized:
+        return None
+    try:
+        target = target_cls()
+        return EpisodeTasks(target, randomized=spec.randomized)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{spec.target}: {exc}") from None
+
+
+def _episode_task(tasks: EpisodeTasks, seed: int, target: str) -> BaseTask:
+    try:
+        return tasks.task(seed)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{target} cannot make the task of seed {seed}: {exc}") from None
 
 
 def check_task(task: BaseTask, judge: Judge | None, target: str) -> None:
@@ -72,6 +93,7 @@ class RunParts:
     judge: Judge | None
     warning: str | None = None  # from the agent's check, for the caller to show
     closed: bool = False
+    episode_tasks: EpisodeTasks | None = None  # a definition's or a randomised run's
 
     def close(self) -> None:
         """Close the agent and the judge (once)."""
@@ -87,11 +109,28 @@ class RunParts:
 def prepare(spec: RunSpec) -> RunParts:
     """Build and check the run's task, judge and agent: the task is valid, has the judge it
     needs, and the agent is usable (``http``/``openai``: ``agent.check()``)."""
-    task = load_task(spec.target)
+    episode_tasks = load_episode_tasks(spec)
+    if episode_tasks is None:
+        task = load_task(spec.target)
+    else:
+        task = _episode_task(episode_tasks, spec.seed, spec.target)
     judge = build_judge(spec.judge)
     check_task(task, judge, spec.target)
-    agent = build_run_agent(spec.agent, task)
-    return RunParts(task, agent, judge, getattr(agent, "check_warning", None))
+    if episode_tasks is not None and episode_tasks.is_definition and judge is None:
+        for k in range(1, spec.episodes):  # every episode's task, before any episode starts
+            check_task(_episode_task(episode_tasks, spec.seed + k, spec.target), None, spec.target)
+    if episode_tasks is not None and parse_agent_kind(spec.agent) == "trace":
+        agent: Agent = SlotTraceAgent()
+    else:
+        agent = build_run_agent(spec.agent, task)
+    return RunParts(task, agent, judge, getattr(agent, "check_warning", None),
+                    episode_tasks=episode_tasks)
+
+
+def parse_agent_kind(spec_text: str) -> str:
+    from magma_core.agents import parse_spec
+
+    return parse_spec(spec_text).kind
 
 
 def open_executor(
@@ -126,6 +165,8 @@ def run_episodes(
     in this process and in every worker process. Closes the engine, not ``parts``."""
     executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
                              spec.env_options)
+    if parts.episode_tasks is not None:
+        return _run_procedural(spec, parts, executor, store, listener, episode_source)
     try:
         return RunLoop(
             parts.task,
@@ -141,3 +182,28 @@ def run_episodes(
         ).run()
     finally:
         executor.close()
+
+
+def _run_procedural(
+    spec: RunSpec, parts: RunParts, executor: Executor, store: RunStore,
+    listener: Listener | None, episode_source: Iterable[int] | None,
+) -> list[EpisodeSummary]:
+    """``run_episodes`` for per-episode tasks and vocabularies: the engine behind the
+    public-vocabulary seam, each episode given its task and vocabulary as it starts."""
+    from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
+
+    assert parts.episode_tasks is not None
+    with PublicVocabularyExecutor(executor) as public:
+        return ProceduralRunLoop(
+            parts.episode_tasks,
+            parts.task,
+            parts.agent,
+            public,
+            store,
+            spec.run_name,
+            episodes=spec.episodes,
+            seed=spec.seed,
+            limits=spec.limits,
+            listener=listener,
+            episode_source=episode_source,
+        ).run()

@@ -18,7 +18,7 @@ from magma_core.user_error import UserError
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 BACKENDS = ("auto", "cpu", "gpu")
 #: The settings a resumed run must keep: they decide what its episodes are.
-RESUME_KEYS = ("agent", "seed", "judge")
+RESUME_KEYS = ("agent", "seed", "judge", "randomized")
 
 
 def check_run_name(text: str) -> str:
@@ -30,7 +30,11 @@ def check_run_name(text: str) -> str:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run: ``episodes`` episodes of ``target`` (a preset, ``scenario.Name``) with an agent.
+    """One run: ``episodes`` episodes of ``target`` with an agent.
+
+    ``target``: a preset or a task definition, ``scenario.Name``; with a definition, episode
+    *k*'s seed generates its task. ``randomized``: each episode's agent sees a public
+    vocabulary drawn with its seed from the target's randomisation YAML (off by default).
 
     ``agent``: ``trace``, ``openai:MODEL[@BASE_URL]`` or ``http://HOST:PORT``. ``judge``:
     None, ``none`` (accept any non-empty answer) or ``openai:MODEL[@BASE_URL]``; a preset with
@@ -51,6 +55,7 @@ class RunSpec:
     limits: LoopLimits = field(default_factory=LoopLimits)
     backend: str = "auto"
     env_options: dict[str, Any] = field(default_factory=dict)
+    randomized: bool = False
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -86,6 +91,8 @@ class RunSpec:
         }
         if self.env_options:
             config["env_options"] = self.env_options
+        if self.randomized:
+            config["randomized"] = True
         return config
 
 

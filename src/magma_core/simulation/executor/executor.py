@@ -265,14 +265,7 @@ class Executor:
                 f"Task {task.name!r} cannot run on this executor: its world, env options, "
                 f"tools, tools constant or robots differ from {own.name!r}'s"
             )
-        task.validate()
-        stages = materialize_completion_stages(task.stages, task.Tools_cls)
-        judged = judged_stage_indices(stages)
-        if judged and self._ctx.judge is None:
-            raise ValueError(
-                f"Task {task.name!r} has text-only stages validated by a judge (stages "
-                f"{judged}) but this executor has no judge: pass judge=... to Executor"
-            )
+        stages = stages_to_run(task, self._ctx.judge)
         self._robot_names(task, self._ctx.sim)
         return dataclasses.replace(self._ctx, task=task, stages=stages)
 
