@@ -7,7 +7,8 @@ import json
 import pytest
 
 from magma_core.simulation.randomizer import SpecGenerator, randomize_task
-from magma_core.simulation.tasks import GeneratedTask, task_from_json, task_to_json
+from magma_core.simulation.tasks import BaseRequest, GeneratedTask, task_from_json, task_to_json
+from magma_scenarios.common.stages import ObjectsToZones
 from magma_scenarios.sorting.definitions import LongSorting, LongSortingJudged
 
 
@@ -53,3 +54,32 @@ def test_bad_specs_are_refused_with_a_reason():
         GeneratedTask.from_spec(bad_stage)
     with pytest.raises(TypeError):
         GeneratedTask.from_spec([spec])
+
+
+class FlaggedStage(ObjectsToZones):
+    """A stage whose spec does not record its answer flag (it always sets it)."""
+
+    def __init__(self, zone: str) -> None:
+        self.zone = zone
+        super().__init__({"red_cube": zone}, f"Put the red_cube in {zone}.", True)
+
+    def _to_spec_arguments(self):
+        return {"zone": self.zone}
+
+
+class Flagging(BaseRequest):
+    def sample_parameters(self, state, rng):
+        return {"zone": rng.choice(["zone_a", "zone_b"])}
+
+    def create_stages(self, state, params):
+        return [FlaggedStage(params["zone"])]
+
+
+def test_materialised_flags_survive_a_round_trip_even_when_a_stage_spec_omits_them():
+    definition = LongSorting(active_requests=[Flagging()], max_stages=4)
+    task = definition.generate(0)
+    assert [type(s).__name__ for s in task.stages] == ["FlaggedStage", "CompletionAnswerStage"] * 2
+    again = task_from_json(task_to_json(task))
+    assert not any(s.stage_input.flag_answer_to_user for s in again.stages)
+    again.validate()  # an EmptyInstruction after a flagged stage would be refused
+    assert task_to_json(again) == task_to_json(task)

@@ -16,6 +16,7 @@ goals, errors, transitions: contract classes); nothing is evaluated.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -31,6 +32,27 @@ _SPEC_KEYS = {
     "maniskill_env_id", "tools", "initialization", "task_metadata", "stages", "requests",
     "perfect_trace", "rules", "randomization",
 }
+
+
+_STAGE_KEYS = {"request_type", "spec", "flag_answer_to_user", "reset_at_end"}
+
+
+def _stage_from_entry(entry: dict[str, Any]) -> Any:
+    from magma_core.simulation.data_structures import StageInput
+    from magma_core.simulation.stage import BaseTaskStage
+
+    stage = BaseTaskStage.from_spec(entry["spec"])
+    flag, reset = entry["flag_answer_to_user"], entry["reset_at_end"]
+    if not isinstance(flag, bool) or not isinstance(reset, bool):
+        raise TypeError("a stage's flag_answer_to_user and reset_at_end are bools")
+    if stage.stage_input.flag_answer_to_user != flag:
+        old = stage.stage_input
+        stage.stage_input = StageInput(old.instruction, flag, old.linked_to_prev)
+    if stage.global_parameters.reset_at_end != reset:
+        stage.global_parameters = dataclasses.replace(stage.global_parameters, reset_at_end=reset)
+    if entry["request_type"] is not None:
+        stage.request_type = entry["request_type"]
+    return stage
 
 
 @dataclass
@@ -111,7 +133,14 @@ class GeneratedTask(BaseTask):
             "task_metadata": {"styles": list(metadata.styles), "difficulty": metadata.difficulty,
                               "hint": metadata.hint},
             "stages": [
-                {"request_type": stage.request_type, "spec": stage.to_spec()}
+                {
+                    "request_type": stage.request_type,
+                    "spec": stage.to_spec(),
+                    # what completion-stage materialisation changes on the stage it follows,
+                    # which a stage's own spec arguments may not capture
+                    "flag_answer_to_user": stage.stage_input.flag_answer_to_user,
+                    "reset_at_end": stage.global_parameters.reset_at_end,
+                }
                 for stage in self.stages
             ],
             "requests": [asdict(r) for r in self.requests],
@@ -123,7 +152,6 @@ class GeneratedTask(BaseTask):
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> GeneratedTask:
         """Rebuild the task of ``spec``; ``TypeError``/``ValueError`` naming what is wrong."""
-        from magma_core.simulation.stage import BaseTaskStage
         from magma_core.simulation.tools import BaseToolsAPI
 
         if not isinstance(spec, dict):
@@ -145,12 +173,9 @@ class GeneratedTask(BaseTask):
         situation = init["situation"]
         stages = []
         for index, entry in enumerate(spec["stages"]):
-            stage = BaseTaskStage.from_spec(entry["spec"])
-            if entry.get("request_type") is not None:
-                stage.request_type = entry["request_type"]
-            stages.append(stage)
-            if not isinstance(stage, BaseTaskStage):  # pragma: no cover - from_spec checks
-                raise TypeError(f"stage {index} is not a BaseTaskStage")
+            if not isinstance(entry, dict) or set(entry) != _STAGE_KEYS:
+                raise ValueError(f"stage {index} of the task spec needs exactly {sorted(_STAGE_KEYS)}")
+            stages.append(_stage_from_entry(entry))
         trace = spec["perfect_trace"]
         return cls(
             seed=spec["seed"],
