@@ -6,7 +6,8 @@ import pytest
 
 from magma_core.simulation.constraints import AttributesModifConstraint, BaseConstraint
 from magma_core.simulation.requests import BaseRequest
-from magma_core.simulation.tasks import ForbidConstraint, RuleRenderer, TaskState
+from magma_core.simulation.state import RuleRenderer, TaskState
+from magma_core.simulation.tasks import ForbidConstraint
 
 
 def test_defaults():

@@ -8,6 +8,7 @@ chains them into a ``GeneratedTask``, which ``task_to_json`` / ``task_from_json`
 rebuild; ``TaskState``, ``BaseConstraint`` and ``RuleRenderer`` are the generation-time model.
 """
 
+from magma_core.simulation.data_structures.task_state import RuleRenderer, TaskState
 from magma_core.simulation.tasks.base_task import (
     BaseTask,
     InitializationParameters,
@@ -39,7 +40,6 @@ from magma_core.simulation.tasks.perfect_trace import (
     UserEvent,
 )
 from magma_core.simulation.tasks.requests import BaseRequest
-from magma_core.simulation.tasks.task_state import RuleRenderer, TaskState
 
 __all__ = [
     "AttributesModifConstraint",

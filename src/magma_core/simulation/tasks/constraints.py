@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from magma_core.simulation.tasks.task_state import TaskState
+from magma_core.simulation.data_structures.task_state import TaskState
 
 
 class BaseConstraint:

@@ -18,8 +18,8 @@ import copy
 from typing import Any
 
 from magma_core.simulation.data_structures import SituationInit
+from magma_core.simulation.data_structures.task_state import RuleRenderer, TaskState
 from magma_core.simulation.tasks.base_task import BaseTask, InitializationParameters, TaskMetadata
-from magma_core.simulation.tasks.task_state import RuleRenderer, TaskState
 
 DEFAULT_MAX_TARGET_TOOL_CALLS = 40
 

@@ -16,10 +16,10 @@ import random
 from typing import Any
 
 from magma_core.serialization import encode_value
+from magma_core.simulation.data_structures.task_state import TaskState
 from magma_core.simulation.tasks.completion import materialize_completion_stages
 from magma_core.simulation.tasks.generated import GeneratedTask, RequestRecord
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
-from magma_core.simulation.tasks.task_state import TaskState
 
 #: Requests drawn at most this many times per task (a guard against zero-cost loops).
 MAX_REQUESTS = 200

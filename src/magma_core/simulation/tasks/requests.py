@@ -25,8 +25,8 @@ from __future__ import annotations
 import random
 from typing import Any, Generic, TypeVar
 
+from magma_core.simulation.data_structures.task_state import TaskState
 from magma_core.simulation.tasks.perfect_trace import TraceEvent
-from magma_core.simulation.tasks.task_state import TaskState
 
 ParametersT = TypeVar("ParametersT")
 
