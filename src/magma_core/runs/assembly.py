@@ -120,6 +120,8 @@ def prepare(spec: RunSpec) -> RunParts:
         for k in range(1, spec.episodes):  # every episode's task, before any episode starts
             check_task(_episode_task(episode_tasks, spec.seed + k, spec.target), None, spec.target)
     if episode_tasks is not None and parse_agent_kind(spec.agent) == "trace":
+        if task.perfect_trace() is None:
+            raise UserError(f"task {task.name} has no perfect trace for the trace agent")
         agent: Agent = SlotTraceAgent()
     else:
         agent = build_run_agent(spec.agent, task)
