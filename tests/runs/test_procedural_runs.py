@@ -62,7 +62,7 @@ def test_the_cli_runs_a_definition_randomised(tmp_path):
 def test_definition_errors_are_one_line_before_any_episode(tmp_path):
     with pytest.raises(UserError, match="no judge was given"):
         run(RunSpec("sorting.LongSortingJudged", episodes=2, out=tmp_path))
-    with pytest.raises(UserError, match="no preset or definition 'Nope'"):
+    with pytest.raises(UserError, match="has no preset 'Nope' .*definitions: LongSorting"):
         run(RunSpec("sorting.Nope", out=tmp_path))
     proc = magma("run", "sorting.LongSortingJudged", "--out", "out", cwd=tmp_path)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1

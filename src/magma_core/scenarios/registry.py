@@ -175,9 +175,9 @@ def load_target(component: str) -> type:
     manifest = get_scenario(scenario_id)
     if name in manifest.presets or name not in manifest.definitions:
         if name not in manifest.presets:
-            known = ", ".join(sorted([*manifest.presets, *manifest.definitions])) or "none"
-            raise ScenarioError(
-                f"scenario {scenario_id!r} has no preset or definition {name!r} (known: {known})"
-            )
+            known = f"presets: {', '.join(sorted(manifest.presets)) or 'none'}"
+            if manifest.definitions:
+                known += f"; definitions: {', '.join(sorted(manifest.definitions))}"
+            raise ScenarioError(f"scenario {scenario_id!r} has no preset {name!r} ({known})")
         return load_preset(component)
     return load_definition(component)
