@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 
 import pytest
 
 from cli.conftest import magma
 from magma_core.runs import RunSpec, UserError, run
 from magma_core.runs.episode_tasks import EpisodeTasks
+from magma_core.runs.export import export_jsonl
 from magma_core.simulation.tasks import task_to_json
 from magma_core.store import open_store
 from magma_scenarios.sorting.definitions import LongSorting
 from magma_scenarios.sorting.presets import SortAll
 
 pytestmark = pytest.mark.sim
+
+CANONICAL = re.compile(r"(?<![A-Za-z0-9_])(red_cube|green_cube|blue_cube|yellow_cube|zone_a|"
+                       r"zone_b|zone_c|pick|place|detect_objects)(?![A-Za-z0-9_])")
 
 
 def _records(result):
@@ -45,6 +51,17 @@ def test_randomised_runs_store_each_episodes_mapping(tmp_path):
         first_input = record["steps"][0]["inputs"][-1]["content"]
         assert first_input  # the engine's (canonical) input; the mapping says what the agent saw
     assert records[0]["randomization"] != records[1]["randomization"]
+    # the steps export shows what the agent saw: public names only
+    out = io.StringIO()
+    with open_store(tmp_path, create=False) as store:
+        assert export_jsonl(store, "rnd", "steps", out) == sum(len(r["steps"]) for r in records)
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    for row in rows:
+        public = {t["name"] for t in records[row["episode"]]["randomization"]["tools"]}
+        assert {c["name"] for c in row["decision"]["tool_calls"]} <= public
+        assert {c["tool"] for c in row["calls"]} <= public
+    text = json.dumps([[r["inputs"], r["decision"], r["calls"]] for r in rows])
+    assert CANONICAL.search(text) is None, CANONICAL.search(text)
     config = json.loads((tmp_path / "rnd.summary.json").read_text())["config"]
     assert config["randomized"] is True
     with pytest.raises(UserError, match="--randomized True"):
