@@ -129,8 +129,8 @@ def test_hidden_canonical_names_fail_with_a_public_reason_and_count(fake):
     assert infos[1].startswith("panda: take succeed") and "cube" not in infos[1]
     assert outcome.tool_calls == 3
     engine_calls = seam.executor.record(0).steps[-1].calls
-    assert engine_calls[0]["message"] == "`pick` is not a known tool."
-    assert engine_calls[1]["tool"] == "pick" and engine_calls[1]["arguments"] == {"object": "cube"}
+    assert engine_calls[0].message == "`pick` is not a known tool."
+    assert engine_calls[1].tool == "pick" and engine_calls[1].arguments == {"object": "cube"}
 
 
 def test_the_judge_compares_the_answer_in_canonical_names(fake):

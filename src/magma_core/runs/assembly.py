@@ -12,20 +12,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from magma_core.agents import Agent, build_agent
+from magma_core.agents import Agent, build_agent, parse_spec
 from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
 from magma_core.runs.episode_tasks import EpisodeTasks, ProceduralRunLoop, SlotTraceAgent
 from magma_core.runs.loop import Listener, RunLoop
 from magma_core.scenarios import load_preset, load_target
+from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
+from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.simulation.tasks import BaseTask, TaskDefinition
 from magma_core.store import EpisodeSummary, RunStore
 from magma_core.user_error import UserError
 
 if TYPE_CHECKING:
     from magma_core.runs.spec import RunSpec
-    from magma_core.simulation.executor import Executor
 
 
 def load_task(target: str) -> BaseTask:
@@ -74,8 +75,6 @@ def build_judge(spec_text: str | None) -> Judge | None:
 
 def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True) -> Agent:
     """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace)."""
-    from magma_core.agents import parse_spec
-
     trace = None
     if parse_spec(spec_text).kind == "trace":
         trace = task.perfect_trace()
@@ -119,7 +118,7 @@ def prepare(spec: RunSpec) -> RunParts:
     if episode_tasks is not None and episode_tasks.is_definition and judge is None:
         for k in range(1, spec.episodes):  # every episode's task, before any episode starts
             check_task(_episode_task(episode_tasks, spec.seed + k, spec.target), None, spec.target)
-    if episode_tasks is not None and parse_agent_kind(spec.agent) == "trace":
+    if episode_tasks is not None and parse_spec(spec.agent).kind == "trace":
         if task.perfect_trace() is None:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")
         agent: Agent = SlotTraceAgent()
@@ -129,19 +128,12 @@ def prepare(spec: RunSpec) -> RunParts:
                     episode_tasks=episode_tasks)
 
 
-def parse_agent_kind(spec_text: str) -> str:
-    from magma_core.agents import parse_spec
-
-    return parse_spec(spec_text).kind
-
 
 def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
     env_options: dict[str, Any] | None = None,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error."""
-    from magma_core.simulation.executor import Executor
-
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
                         env_options=env_options)
@@ -192,8 +184,6 @@ def _run_procedural(
 ) -> list[EpisodeSummary]:
     """``run_episodes`` for per-episode tasks and vocabularies: the engine behind the
     public-vocabulary seam, each episode given its task and vocabulary as it starts."""
-    from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
-
     assert parts.episode_tasks is not None
     with PublicVocabularyExecutor(executor) as public:
         return ProceduralRunLoop(

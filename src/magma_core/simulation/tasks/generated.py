@@ -22,9 +22,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from magma_core.serialization import decode_value, encode_value, load_type, type_path
-from magma_core.simulation.data_structures import SituationInit
+from magma_core.simulation.data_structures import SituationInit, StageInput
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks.base_task import BaseTask, InitializationParameters, TaskMetadata
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
+from magma_core.simulation.tools import BaseToolsAPI
 
 SPEC_FORMAT = "magma.task/1"
 _SPEC_KEYS = {
@@ -38,9 +40,6 @@ _STAGE_KEYS = {"request_type", "spec", "flag_answer_to_user", "reset_at_end"}
 
 
 def _stage_from_entry(entry: dict[str, Any]) -> Any:
-    from magma_core.simulation.data_structures import StageInput
-    from magma_core.simulation.stage import BaseTaskStage
-
     stage = BaseTaskStage.from_spec(entry["spec"])
     flag, reset = entry["flag_answer_to_user"], entry["reset_at_end"]
     if not isinstance(flag, bool) or not isinstance(reset, bool):
@@ -152,8 +151,6 @@ class GeneratedTask(BaseTask):
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> GeneratedTask:
         """Rebuild the task of ``spec``; ``TypeError``/``ValueError`` naming what is wrong."""
-        from magma_core.simulation.tools import BaseToolsAPI
-
         if not isinstance(spec, dict):
             raise TypeError(f"a task spec is a dict, got {type(spec).__name__}")
         if spec.get("format") != SPEC_FORMAT:
