@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from magma_core.cli.display import EpisodeProgress, make_console, results_table, totals_line
+from magma_core.cli.display import (
+    EpisodeProgress,
+    make_console,
+    results_table,
+    totals_line,
+    wrap_clauses,
+)
 from magma_core.user_error import UserError
 
 
@@ -100,6 +106,8 @@ class _Display:
     def on_event(self, event: str, episode: Any, payload: Any) -> None:
         if event == "warning":
             print(f"magma: warning: {payload}", file=sys.stderr)
+        elif event == "notice" and self.progress is None:
+            print(f"magma: agent: {payload}", file=sys.stderr)
         elif event == "begin":
             if payload.stored:
                 self.console.print(
@@ -127,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         display.close()
     console.print(results_table(result.name, result.summaries))
-    console.print(totals_line(result.summaries, elapsed_s=result.elapsed_s))
+    totals = totals_line(result.summaries, elapsed_s=result.elapsed_s)
+    console.print(wrap_clauses(totals, console.width), highlight=False)
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
     for line in result.failures:  # one line per failed worker
         print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from magma_core.cli import CliError
-from magma_core.cli.display import make_console, results_table, totals_line
+from magma_core.cli.display import make_console, results_table, totals_line, wrap_clauses
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +64,7 @@ def _show(args: argparse.Namespace) -> int:
     console = make_console()
     console.print(f"preset {run['preset']}  config {json.dumps(run['config'], sort_keys=True)}")
     console.print(results_table(args.name, summaries))
-    console.print(totals_line(summaries))
+    console.print(wrap_clauses(totals_line(summaries), console.width), highlight=False)
     return 0
 
 
