@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from magma_core.user_error import UserError
+
 TOOL_CHOICES = ("auto", "required", "none", "omit")
 PROMPT_STYLES = ("compact", "raw")
 REPORT_ROLES = ("tool", "user")
@@ -40,7 +42,7 @@ DEFAULT_BACKOFF_S = 0.5
 RESERVED_BODY_KEYS = frozenset({"model", "messages", "tools"})
 
 
-class ChatOptionsError(ValueError):
+class ChatOptionsError(UserError, ValueError):
     """An option value or config file that cannot be used (one-line message)."""
 
 

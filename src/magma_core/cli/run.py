@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from magma_core.cli.agent_options import add_agent_options, chat_options_from
 from magma_core.cli.display import (
     EpisodeProgress,
     make_console,
@@ -74,6 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend"
     )
+    add_agent_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -93,6 +95,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         name=args.name,
         limits=LoopLimits(max_decisions=args.max_decisions),
         backend=args.backend,
+        agent_options=chat_options_from(args).given(),
     )
 
 

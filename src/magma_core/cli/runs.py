@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("name", help="run name")
     show.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
     show.add_argument("--episode", type=int, default=None, help="print this episode's record (JSON)")
+    show.add_argument("--step", type=int, default=None,
+                      help="with --episode: print only this step, with the exact model request and reply")
     show.set_defaults(func=_show)
     export = actions.add_parser("export", help="write a run's episodes or steps as JSON Lines")
     export.add_argument("name", help="run name")
@@ -58,14 +60,27 @@ def _show(args: argparse.Namespace) -> int:
             record = store.episode_record(args.name, args.episode)
             if record is None:
                 raise CliError(f"run {args.name!r} has no episode {args.episode}")
-            print(json.dumps(record, indent=2))
+            print(json.dumps(record if args.step is None else _step(record, args), indent=2))
             return 0
+        if args.step is not None:
+            raise CliError("--step needs --episode K")
         summaries = store.episodes(args.name)
     console = make_console()
     console.print(f"preset {run['preset']}  config {json.dumps(run['config'], sort_keys=True)}")
     console.print(results_table(args.name, summaries))
     console.print(wrap_clauses(totals_line(summaries), console.width), highlight=False)
     return 0
+
+
+def _step(record: dict, args: argparse.Namespace) -> dict:
+    """Step ``args.step`` of an episode record, with what the agent kept about it."""
+    from magma_core.runs.export import agent_step
+
+    steps = {s.get("step_index"): s for s in record.get("steps", []) if isinstance(s, dict)}
+    if args.step not in steps:
+        raise CliError(f"episode {args.episode} of run {args.name!r} has no step {args.step} "
+                       f"(steps 0-{len(steps) - 1})" if steps else f"episode {args.episode} has no steps")
+    return {**steps[args.step], "agent": agent_step(record, args.step)}
 
 
 def _export(args: argparse.Namespace) -> int:

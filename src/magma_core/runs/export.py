@@ -1,7 +1,8 @@
 """Exports read from the run store: JSON Lines of whole episodes, or of decision steps.
 
-``steps`` rows (one per decision: the input the agent saw, its decision, what the calls did)
-are the raw material for training data.
+``steps`` rows (one per decision: the input the agent saw, its decision, what the calls did,
+and ``agent``: tokens, attempts, time and the exact model exchanges, request and raw reply) are
+the raw material for training data.
 """
 
 from __future__ import annotations
@@ -20,6 +21,16 @@ def episode_rows(store: RunStore, run_name: str) -> Iterator[dict[str, Any]]:
     for summary in store.episodes(run_name):
         record = store.episode_record(run_name, summary.episode) or {}
         yield {"run": run_name, "episode": summary.episode, **record}
+
+
+def agent_step(record: dict[str, Any], step_index: Any) -> dict[str, Any] | None:
+    """What the record keeps about the agent for step ``step_index`` (its decision number is
+    ``step_index + 1``), or None."""
+    per_decision = (record.get("agent") or {}).get("per_decision") or []
+    for entry in per_decision:
+        if isinstance(entry, dict) and isinstance(step_index, int) and entry.get("decision") == step_index + 1:
+            return entry
+    return None
 
 
 def step_rows(store: RunStore, run_name: str) -> Iterator[dict[str, Any]]:
@@ -42,6 +53,7 @@ def step_rows(store: RunStore, run_name: str) -> Iterator[dict[str, Any]]:
                 ],
                 "stage_success": step.get("stage_success"),
                 "stage_state": step.get("stage_state"),
+                "agent": agent_step(episode, step.get("step_index")),
             }
 
 
