@@ -8,7 +8,13 @@ import argparse
 import json
 from typing import Any
 
-from magma_core.agents.chat_options import TOOL_CHOICES, ChatOptions, ChatOptionsError
+from magma_core.agents.chat_options import (
+    PROMPT_STYLES,
+    REPORT_ROLES,
+    TOOL_CHOICES,
+    ChatOptions,
+    ChatOptionsError,
+)
 from magma_core.cli import CliError
 
 #: flag -> ChatOptions field
@@ -21,6 +27,8 @@ FLAGS = {
     "model_timeout": "timeout",
     "model_retries": "retries",
     "extra_body": "extra_body",
+    "prompt_style": "prompt_style",
+    "report_role": "report_role",
 }
 
 
@@ -60,6 +68,11 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
                        help="attempts after a timeout or server error (default 2)")
     group.add_argument("--extra-body", type=_json_object, default=None,
                        help="more request-body fields, a JSON object, e.g. '{\"min_p\": 0.05}'")
+    group.add_argument("--prompt-style", choices=PROMPT_STYLES, default=None,
+                       help="compact (default: name enums, plain-text reports) or raw")
+    group.add_argument("--report-role", choices=REPORT_ROLES, default=None,
+                       help="environment reports as tool messages (default) or user messages "
+                       "(for chat templates that drop tool messages)")
     group.add_argument("--agent-config", default=None,
                        help="a TOML or JSON file of these options (flags win over it)")
 

@@ -43,12 +43,21 @@ def _open(out: Path):
 
 def _list(args: argparse.Namespace) -> int:
     with _open(args.out) as store:
-        runs = store.list_runs()
-    table = Table("run", "preset", "episodes", "successes", title=f"runs in {args.out}")
-    for run in runs:
-        table.add_row(run["name"], run["preset"], str(run["episodes"]), str(run["successes"]))
+        runs = [(run, (store.get_run(run["name"]) or {}).get("config", {})) for run in store.list_runs()]
+    table = Table("run", "preset", "episodes", "successes", "state", title=f"runs in {args.out}")
+    for run, config in runs:
+        planned = config.get("episodes") if isinstance(config.get("episodes"), int) else None
+        done = f"{run['episodes']}/{planned}" if planned is not None else str(run["episodes"])
+        table.add_row(run["name"], run["preset"], done, str(run["successes"]), run_state(run["episodes"], planned))
     make_console().print(table)
     return 0
+
+
+def run_state(done: int, planned: int | None) -> str:
+    """``complete``, or how to go on with a run that stopped (killed, interrupted, outage)."""
+    if planned is None or done >= planned:
+        return "complete"
+    return "incomplete: the same magma run command resumes it"
 
 
 def _show(args: argparse.Namespace) -> int:
