@@ -14,7 +14,7 @@ enums, attributes as JSON; reports in ``tool`` messages, which this server's tem
 with only the request fixes (``tool_choice`` auto, ``max_tokens``); ``after`` is the compact
 prompting with reports in user messages.
 
-    .venv/bin/python benchmarks/real_model.py [--episodes 3] [--max-decisions 8]
+    .venv/bin/python benchmarks/real_model.py [--episodes 2] [--max-decisions 6]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from local_model_server import MODEL_ALIAS, ROOT, llama_server  # noqa: E402
 
 PRESETS = ("cube.PickPlace", "sorting.SortAll")
-COMMON = {"max_tokens": 128, "temperature": 0.0, "seed": 0, "timeout": 60.0, "retries": 1}
+COMMON = {"max_tokens": 128, "temperature": 0.0, "seed": 0, "timeout": 20.0, "retries": 0}
 CONFIGS = {
     "before": {**COMMON, "prompt_style": "raw", "report_role": "tool"},
     "after": {**COMMON, "prompt_style": "compact", "report_role": "user"},
@@ -88,8 +88,8 @@ def run_config(name: str, options: dict, base_url: str, out: Path, episodes: int
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=3)
-    parser.add_argument("--max-decisions", type=int, default=8)
+    parser.add_argument("--episodes", type=int, default=2)
+    parser.add_argument("--max-decisions", type=int, default=6)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, llama_server(Path(folder) / "server.log") as base_url:
         out = Path(folder)
