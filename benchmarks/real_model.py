@@ -7,7 +7,9 @@ prompting configuration, and prints per configuration:
 - tool calls per decision: the calls the model wrote (well-formed or not) / decisions;
 - valid-call rate: calls that reached the engine as a known tool with fitting arguments and
   known names (not refused as ``bad_call``) / calls the model wrote;
-- seconds per decision: time waiting for the model / decisions (and wall time / decisions).
+- seconds per decision: time waiting for the model / decisions; and the attempts that timed
+  out. A run stopped by 3 unreachable steps in a row (the server stuck in a runaway reply)
+  counts with the decisions it stored.
 
 Configurations: ``before`` is the earlier prompting (``prompt_style = "raw"``: JSON reports, no
 enums, attributes as JSON; reports in ``tool`` messages, which this server's template drops)
@@ -65,24 +67,25 @@ def measure(rows: list[dict]) -> dict[str, float]:
     }
 
 
-def run_config(name: str, options: dict, base_url: str, out: Path, episodes: int, max_decisions: int) -> tuple[list[dict], float]:
+def run_config(name: str, options: dict, out: Path, episodes: int, max_decisions: int) -> tuple[list[dict], float]:
+    """Each preset with a fresh model server: this server keeps generating after a client gave
+    up on a reply, so a runaway in one run would otherwise slow the next."""
     config = out / f"{name}.json"
     config.write_text(json.dumps(options))
     rows: list[dict] = []
     started = time.perf_counter()
+    magma = str(ROOT / ".venv" / "bin" / "magma")
     for preset in PRESETS:
         run = f"{name}-{preset}"
-        subprocess.run(
-            [str(ROOT / ".venv" / "bin" / "magma"), "run", preset, "--agent", f"openai:{MODEL_ALIAS}@{base_url}",
-             "--agent-config", str(config), "--episodes", str(episodes), "--max-decisions", str(max_decisions),
-             "--out", str(out), "--name", run],
-            check=False, stdout=subprocess.DEVNULL,
-        )
-        export = subprocess.run(
-            [str(ROOT / ".venv" / "bin" / "magma"), "runs", "export", run, "--out", str(out), "--what", "steps"],
-            check=True, capture_output=True, text=True,
-        ).stdout
-        rows += [json.loads(line) for line in export.splitlines() if line.strip()]
+        with llama_server(out / f"{run}.server.log") as base_url:
+            subprocess.run(
+                [magma, "run", preset, "--agent", f"openai:{MODEL_ALIAS}@{base_url}", "--agent-config", str(config),
+                 "--episodes", str(episodes), "--max-decisions", str(max_decisions), "--out", str(out), "--name", run],
+                check=False, stdout=subprocess.DEVNULL,
+            )
+        export = subprocess.run([magma, "runs", "export", run, "--out", str(out), "--what", "steps"],
+                                check=False, capture_output=True, text=True)
+        rows += [json.loads(line) for line in export.stdout.splitlines() if line.strip()]
     return rows, time.perf_counter() - started
 
 
@@ -91,13 +94,13 @@ def main() -> int:
     parser.add_argument("--episodes", type=int, default=2)
     parser.add_argument("--max-decisions", type=int, default=6)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder, llama_server(Path(folder) / "server.log") as base_url:
+    with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
         print(f"SmolLM2-135M-Instruct (Q4_1) on llama-cpp-python's server; presets {', '.join(PRESETS)}; "
               f"{args.episodes} episodes each, at most {args.max_decisions} decisions")
         print(f"{'config':<8} {'decisions':>9} {'calls':>6} {'calls/dec':>9} {'valid':>6} {'s/dec':>6} {'timeouts':>8} {'wall s':>7}")
         for name, options in CONFIGS.items():
-            rows, wall = run_config(name, options, base_url, out, args.episodes, args.max_decisions)
+            rows, wall = run_config(name, options, out, args.episodes, args.max_decisions)
             m = measure(rows)
             print(f"{name:<8} {m['decisions']:>9} {m['calls_written']:>6} {m['calls_per_decision']:>9.2f} "
                   f"{m['valid_call_rate']:>6.0%} {m['s_per_decision']:>6.2f} {m['timeouts']:>8} {wall:>7.1f}", flush=True)
