@@ -227,3 +227,11 @@ def test_options_from_a_config_file_and_flags_over_it(tmp_path):
     (tmp_path / "bad.json").write_text("{oops")
     with pytest.raises(ChatOptionsError, match="not valid JSON"):
         ChatOptions.from_file(tmp_path / "bad.json")
+
+
+def test_plain_reports_keep_the_users_words_and_leave_other_text_alone():
+    from magma_core.agents.chat_prompt import plain_report
+
+    assert plain_report(_report("Placed.") + "\n\nNow the blue one.") == "Placed.\n\nNow the blue one."
+    assert plain_report(_report("", "Unknown area.")) == "Failed: Unknown area."
+    assert plain_report('{"ok": true}') == '{"ok": true}' and plain_report("stage done") == "stage done"
