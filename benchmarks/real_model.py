@@ -16,7 +16,7 @@ enums, attributes as JSON; reports in ``tool`` messages, which this server's tem
 with only the request fixes (``tool_choice`` auto, ``max_tokens``); ``after`` is the compact
 prompting with reports in user messages.
 
-    .venv/bin/python benchmarks/real_model.py [--episodes 2] [--max-decisions 6]
+    .venv/bin/python benchmarks/real_model.py [--episodes 2] [--max-decisions 6] [--presets A,B] [--timeout S]
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def measure(rows: list[dict]) -> dict[str, float]:
     }
 
 
-def run_config(name: str, options: dict, out: Path, episodes: int, max_decisions: int) -> tuple[list[dict], float]:
+def run_config(name: str, options: dict, out: Path, episodes: int, max_decisions: int,
+               presets: tuple[str, ...] = PRESETS) -> tuple[list[dict], float]:
     """Each preset with a fresh model server: this server keeps generating after a client gave
     up on a reply, so a runaway in one run would otherwise slow the next."""
     config = out / f"{name}.json"
@@ -75,7 +76,7 @@ def run_config(name: str, options: dict, out: Path, episodes: int, max_decisions
     rows: list[dict] = []
     started = time.perf_counter()
     magma = str(ROOT / ".venv" / "bin" / "magma")
-    for preset in PRESETS:
+    for preset in presets:
         run = f"{name}-{preset}"
         with llama_server(out / f"{run}.server.log") as base_url:
             subprocess.run(
@@ -93,14 +94,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=2)
     parser.add_argument("--max-decisions", type=int, default=6)
+    parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated presets")
+    parser.add_argument("--timeout", type=float, default=COMMON["timeout"],
+                        help="seconds per model reply (raise it on a loaded machine)")
     args = parser.parse_args()
+    presets = tuple(p for p in args.presets.split(",") if p)
+    for options in CONFIGS.values():
+        options["timeout"] = args.timeout
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
-        print(f"SmolLM2-135M-Instruct (Q4_1) on llama-cpp-python's server; presets {', '.join(PRESETS)}; "
-              f"{args.episodes} episodes each, at most {args.max_decisions} decisions")
+        print(f"SmolLM2-135M-Instruct (Q4_1) on llama-cpp-python's server; presets {', '.join(presets)}; "
+              f"{args.episodes} episodes each, at most {args.max_decisions} decisions, {args.timeout:g} s per reply")
         print(f"{'config':<8} {'decisions':>9} {'calls':>6} {'calls/dec':>9} {'valid':>6} {'s/dec':>6} {'timeouts':>8} {'wall s':>7}")
         for name, options in CONFIGS.items():
-            rows, wall = run_config(name, options, out, args.episodes, args.max_decisions)
+            rows, wall = run_config(name, options, out, args.episodes, args.max_decisions, presets)
             m = measure(rows)
             print(f"{name:<8} {m['decisions']:>9} {m['calls_written']:>6} {m['calls_per_decision']:>9.2f} "
                   f"{m['valid_call_rate']:>6.0%} {m['s_per_decision']:>6.2f} {m['timeouts']:>8} {wall:>7.1f}", flush=True)
