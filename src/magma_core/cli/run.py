@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from magma_core.cli.display import EpisodeProgress, make_console, results_table, totals_line
+from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.display import (
+    EpisodeProgress,
+    make_console,
+    results_table,
+    totals_line,
+    wrap_clauses,
+)
 from magma_core.user_error import UserError
 
 
@@ -78,6 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="each episode's agent sees a random public vocabulary (tool, parameter and "
         "object names) drawn from the scenario's randomisation YAML",
     )
+    add_agent_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -98,6 +106,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         limits=LoopLimits(max_decisions=args.max_decisions),
         backend=args.backend,
         randomized=args.randomized,
+        agent_options=chat_options_from(args).given(),
     )
 
 
@@ -111,6 +120,8 @@ class _Display:
     def on_event(self, event: str, episode: Any, payload: Any) -> None:
         if event == "warning":
             print(f"magma: warning: {payload}", file=sys.stderr)
+        elif event == "notice" and self.progress is None:
+            print(f"magma: agent: {payload}", file=sys.stderr)
         elif event == "begin":
             if payload.stored:
                 self.console.print(
@@ -138,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         display.close()
     console.print(results_table(result.name, result.summaries))
-    console.print(totals_line(result.summaries, elapsed_s=result.elapsed_s))
+    totals = totals_line(result.summaries, elapsed_s=result.elapsed_s)
+    console.print(wrap_clauses(totals, console.width), highlight=False)
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
     for line in result.failures:  # one line per failed worker
         print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)

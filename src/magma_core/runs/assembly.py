@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from magma_core.agents import Agent, build_agent, parse_spec
+from magma_core.agents.chat_options import ChatOptions
 from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
 from magma_core.runs.episode_tasks import EpisodeTasks, ProceduralRunLoop, SlotTraceAgent
@@ -73,14 +74,17 @@ def build_judge(spec_text: str | None) -> Judge | None:
     return None if spec_text is None else judge_from_spec(spec_text)
 
 
-def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True) -> Agent:
-    """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace)."""
+def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True,
+                    agent_options: dict[str, Any] | None = None) -> Agent:
+    """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace),
+    with ``agent_options`` (the fields of a :class:`ChatOptions`)."""
     trace = None
     if parse_spec(spec_text).kind in ("trace", "noisy-trace"):
         trace = task.perfect_trace()
         if trace is None:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")
-    return build_agent(spec_text, trace=trace, check=check)
+    return build_agent(spec_text, trace=trace, check=check,
+                       chat_options=ChatOptions(**(agent_options or {})))
 
 
 @dataclass
@@ -123,7 +127,7 @@ def prepare(spec: RunSpec) -> RunParts:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")
         agent: Agent = SlotTraceAgent()
     else:
-        agent = build_run_agent(spec.agent, task)
+        agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options)
     return RunParts(task, agent, judge, getattr(agent, "check_warning", None),
                     episode_tasks=episode_tasks)
 
@@ -159,6 +163,8 @@ def run_episodes(
     in this process and in every worker process. Closes the engine, not ``parts``."""
     executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
                              spec.env_options)
+    if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
+        parts.agent.on_notice = lambda line: listener("notice", None, line)
     if parts.episode_tasks is not None:
         return _run_procedural(spec, parts, executor, store, listener, episode_source)
     try:

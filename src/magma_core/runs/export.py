@@ -3,7 +3,8 @@
 ``steps`` rows (one per decision: the input the agent saw, its decision, what the calls did)
 are the raw material for training data. Episodes run with a randomised vocabulary are
 exported as the agent saw them: the record's mapping (``randomization``) translates the
-engine's canonical names back to the public ones.
+engine's canonical names back to the public ones. A steps row's ``agent`` field holds that
+decision's tokens, attempts, time and exact model exchanges (request and raw reply).
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ def episode_rows(store: RunStore, run_name: str) -> Iterator[dict[str, Any]]:
         yield {"run": run_name, "episode": summary.episode, **record}
 
 
+def agent_step(record: dict[str, Any], step_index: Any) -> dict[str, Any] | None:
+    """What the record keeps about the agent for step ``step_index`` (its decision number is
+    ``step_index + 1``), or None."""
+    per_decision = (record.get("agent") or {}).get("per_decision") or []
+    for entry in per_decision:
+        if isinstance(entry, dict) and isinstance(step_index, int) and entry.get("decision") == step_index + 1:
+            return entry
+    return None
+
+
 def step_rows(store: RunStore, run_name: str) -> Iterator[dict[str, Any]]:
     """One row per decision of every stored episode (in the agent's vocabulary)."""
     for episode in episode_rows(store, run_name):
@@ -56,6 +67,7 @@ def step_rows(store: RunStore, run_name: str) -> Iterator[dict[str, Any]]:
                 ],
                 "stage_success": step.get("stage_success"),
                 "stage_state": step.get("stage_state"),
+                "agent": agent_step(episode, step.get("step_index")),
             }
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.chat_options import ChatOptions
 from magma_core.runs.loop import LoopLimits
 from magma_core.store import EpisodeSummary
 from magma_core.user_error import UserError
@@ -56,6 +57,7 @@ class RunSpec:
     backend: str = "auto"
     env_options: dict[str, Any] = field(default_factory=dict)
     randomized: bool = False
+    agent_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -70,6 +72,9 @@ class RunSpec:
             check_run_name(self.name)
         if not isinstance(self.env_options, dict):
             raise UserError("env_options must be a dict")
+        if not isinstance(self.agent_options, dict):
+            raise UserError("agent_options must be a dict of model options")
+        ChatOptions.from_mapping(self.agent_options)  # a bad option is a UserError now
         object.__setattr__(self, "out", Path(self.out))
 
     @property
@@ -93,6 +98,8 @@ class RunSpec:
             config["env_options"] = self.env_options
         if self.randomized:
             config["randomized"] = True
+        if self.agent_options:
+            config["agent_options"] = self.agent_options
         return config
 
 
