@@ -5,15 +5,16 @@
 ``PerfectTrace`` holds a task's reference solution.
 """
 
-from magma_core.simulation.tasks.base_task import (
-    BaseTask,
-    InitializationParameters,
-    TaskMetadata,
-)
+from magma_core.simulation.tasks.base_task import BaseTask
 from magma_core.simulation.tasks.completion import (
     detection_tool_names,
     judged_stage_indices,
     materialize_completion_stages,
+)
+from magma_core.simulation.tasks.parameters import (
+    InitializationParameters,
+    TaskMetadata,
+    TaskStyle,
 )
 from magma_core.simulation.tasks.perfect_trace import (
     MessageEvent,
@@ -29,6 +30,7 @@ __all__ = [
     "MessageEvent",
     "PerfectTrace",
     "TaskMetadata",
+    "TaskStyle",
     "ToolCallEvent",
     "TraceEvent",
     "UserEvent",
