@@ -131,3 +131,18 @@ def test_set_state_writes_articulation_rows_of_named_slots_only(fresh):
     assert float(after["articulations"]["button_red"][1, 13]) == pytest.approx(-0.015)
     assert torch.equal(after["articulations"]["button_red"][[0, 2]],
                        before["articulations"]["button_red"][[0, 2]])
+
+
+def test_a_state_edit_of_a_cap_is_simulated_like_a_press(fresh):
+    """An articulation row written into the state (as a transition would) is real: the cap
+    held down counts as a press at the next control step, then the spring returns it."""
+    state = fresh.get_state()
+    state["articulations"]["button_yellow"][0, 13] = -0.9 * STROKE
+    fresh.set_state(state, slots=[0])
+    fresh.step_physics(_hold(fresh), slots=[0])
+    after = fresh.observe()["extra"]
+    assert after["press_count"][0].tolist() == [0, 0, 0, 1] and bool(after["lights"][0, 3])
+    for _ in range(40):
+        fresh.step_physics(_hold(fresh), slots=[0])
+    assert float(fresh.observe()["extra"]["button_yellow"][0, 7]) > -0.002
+    assert fresh.observe()["extra"]["press_count"][0].tolist() == [0, 0, 0, 1]

@@ -75,3 +75,11 @@ def test_agent_names_default_become_the_world_names_with_a_notice(fake, caplog) 
     assert run.executor.agent_view(0).attributes["known_robots"] == run.sim.robot_names
     out = run.executor.submit({0: act(tc("pick", run.sim.robot_names[0], object="cube"))})[0]
     assert out.calls[0].ok
+
+
+def test_a_verifier_answering_not_ok_is_a_bad_call_not_retried_nor_forgiven(fake) -> None:
+    run = fake(make_task([PlaceCubeStage(maximum=10)]))
+    out = run.executor.submit({0: act("place", area="zone_a")})[0]  # holds nothing
+    call = out.calls[0]
+    assert not call.ok and call.failure_flag is ToolErrorFlag.BAD_CALL
+    assert call.attempts == 1 and not call.forgiven and out.forgiven_tool_calls == 0

@@ -5,7 +5,7 @@
   ``[-STROKE, 0]``) whose drive (a stiff spring with damping) pulls it back to 0. A gripper
   pushing the cap down presses the button; the spring brings it back up.
 * A press is counted when a cap goes down by more than ``STROKE / 2`` after having been up
-  (checked after every control step): ``press_count[:, i]`` grows by one, the button's index
+  (checked after every physics substep on CPU, every control step on GPU): ``press_count[:, i]`` grows by one, the button's index
   is appended to ``press_order`` and the light ``lights[:, i]`` toggles.
 * ``magma_extra_state``: ``lights`` (bool ``[N, 4]``), ``press_count`` (int64 ``[N, 4]``),
   ``press_order`` (int64 ``[N, MAX_PRESSES]``, -1 when empty) and ``button_down`` (bool
@@ -133,8 +133,17 @@ class MagmaButtonsEnv(DefaultEnv):
         """``[N, 4]`` joint displacement of every cap (0 up, ``-STROKE`` fully down)."""
         return torch.cat([self.buttons[c].get_qpos() for c in BUTTONS], dim=1)
 
+    def _after_simulation_step(self) -> None:
+        super()._after_simulation_step()
+        if not self.gpu_sim_enabled:  # on CPU the joints are current after every substep
+            self._detect_presses()
+
     def _after_control_step(self) -> None:
         super()._after_control_step()
+        if self.gpu_sim_enabled:  # on GPU they are fetched once per control step
+            self._detect_presses()
+
+    def _detect_presses(self) -> None:
         down = self.displacements() < -STROKE / 2
         new = down & ~self.button_down.to(down.device)
         self.button_down = down.to(self.device)
