@@ -82,9 +82,8 @@ def build_push_button(scene: Any, name: str, color: tuple, center_xy: tuple) -> 
     )
     builder.initial_pose = sapien.Pose([center_xy[0], center_xy[1], 0.0])
     button = builder.build(name=name, fix_root_link=True)
-    joint = button.active_joints[0]
-    joint.set_drive_properties(SPRING_STIFFNESS, SPRING_DAMPING)
-    joint.set_drive_target(torch.zeros((scene.num_envs, 1)))
+    # The spring: a drive towards the joint's default target, 0 (the cap up).
+    button.active_joints[0].set_drive_properties(SPRING_STIFFNESS, SPRING_DAMPING)
     return button
 
 
@@ -118,9 +117,7 @@ class MagmaButtonsEnv(DefaultEnv):
         super()._initialize_episode(env_idx, options)
         with torch.device(self.device):
             b = len(env_idx)
-            for color, button in self.buttons.items():
-                x, y = self.button_centers[color]
-                button.set_pose(sapien.Pose([x, y, 0.0]))
+            for button in self.buttons.values():  # fixed roots: only the caps move
                 button.set_qpos(torch.zeros((b, 1)))
                 button.set_qvel(torch.zeros((b, 1)))
             self.lights[env_idx] = False
