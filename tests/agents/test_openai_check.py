@@ -14,7 +14,7 @@ import pytest
 from magma_core.agents import AgentCheckError
 from magma_core.agents.openai_chat import OpenAIChatAgent
 from magma_core.cli import CliError
-from magma_core.runs.setup import build_agent
+from magma_core.runs.assembly import build_run_agent as build_agent
 
 from .test_serve_agent_cli import _first_line
 

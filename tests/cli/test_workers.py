@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from magma_core.agents import TraceAgent
-from magma_core.runs import RunStore
+from magma_core.runs import RunSpec
 from magma_core.runs.loop import RunLoop
 from magma_core.runs.workers import (
     EpisodeNote,
@@ -30,6 +30,7 @@ from magma_core.runs.workers import (
 )
 from magma_core.scenarios import load_preset
 from magma_core.simulation.executor import Executor
+from magma_core.store import RunStore
 
 from .conftest import MAGMA, magma
 
@@ -231,9 +232,8 @@ def test_a_preset_that_needs_a_judge_is_refused_before_workers_start(workdir):
 
 
 # -- supervision, with stand-in workers --------------------------------------------------------
-JOB = WorkerJob(preset="nope.Preset", agent="trace", judge=None, slots=1, seed=0,
-                backend="cpu", store_path=Path("unused.db"), run_name="r", episodes=12,
-                max_decisions=60)
+JOB = WorkerJob(spec=RunSpec("nope.Preset", backend="cpu", name="r", episodes=12), slots=1,
+                store_path=Path("unused.db"))
 
 
 def steady_worker(job: WorkerJob, index: int, conn) -> None:
@@ -290,10 +290,10 @@ def test_a_worker_with_a_user_error_reports_it_as_one_line():
 @pytest.mark.sim
 def test_a_worker_that_raises_reports_where_in_one_line(tmp_path):
     (tmp_path / "a-file").touch()  # the store would have to be a folder under a file
-    job = dataclasses.replace(JOB, preset="cube.PickPlace",
+    job = dataclasses.replace(JOB, spec=dataclasses.replace(JOB.spec, target="cube.PickPlace"),
                               store_path=tmp_path / "a-file" / "magma.db")
     failures = run_in_workers(job, range(4), 2, lambda *event: None)
     assert len(failures) == 2
     for index, line in enumerate(failures):
-        assert re.fullmatch(rf"worker {index} failed: FileExistsError: .*a-file' \(store\.py:\d+\)",
+        assert re.fullmatch(rf"worker {index} failed: FileExistsError: .*a-file' \(run_store\.py:\d+\)",
                             line), line

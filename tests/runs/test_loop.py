@@ -10,10 +10,10 @@ import pytest
 from magma_core.agents import TraceAgent
 from magma_core.agents.base import Agent
 from magma_core.protocol.agent import AgentOutput, AgentRequest, AgentResponse
-from magma_core.runs import RunStore
 from magma_core.runs.loop import DECISION_CAP, NO_ACTION, LoopLimits, RunLoop
 from magma_core.scenarios import load_preset
 from magma_core.simulation.executor import Executor
+from magma_core.store import RunStore
 
 pytestmark = pytest.mark.sim
 

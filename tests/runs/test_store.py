@@ -5,7 +5,8 @@ import sqlite3
 
 import pytest
 
-from magma_core.runs.store import EpisodeRows, EpisodeSummary, RunStore
+from magma_core.store import EpisodeRows, EpisodeSummary, RunStore
+from magma_core.user_error import UserError
 
 
 def _summary(episode: int, status: str = "success") -> EpisodeSummary:
@@ -54,7 +55,7 @@ def test_resume_reopens_and_refuses_other_preset(tmp_path):
         run = store.open_run("r1", "p.X", {"seed": 3})
         assert run["config"] == {"seed": 3}
         assert store.finished_episodes("r1") == {1}
-        with pytest.raises(ValueError, match="exists for preset"):
+        with pytest.raises(UserError, match="exists for preset"):
             store.open_run("r1", "p.Y", {})
         with pytest.raises(sqlite3.IntegrityError):
             store.save_episode("r1", _summary(1), {})  # never duplicated
@@ -103,7 +104,7 @@ def test_a_run_without_episodes_restarts_with_new_options(tmp_path):
     store.save_episode("r", _summary(0), {})
     store.update_config("r", {"agent": "openai:m", "episodes": 4})
     assert store.get_run("r")["config"] == {"agent": "openai:m", "episodes": 4}
-    with pytest.raises(ValueError, match="exists for preset"):
+    with pytest.raises(UserError, match="exists for preset"):
         store.open_run("r", "p.X", {})
 
 

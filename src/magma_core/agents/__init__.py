@@ -18,7 +18,7 @@ from magma_core.agents.base import (
 )
 from magma_core.agents.http import HttpAgent
 from magma_core.agents.openai_chat import OpenAIChatAgent
-from magma_core.agents.spec import AgentSpec, AgentSpecError, from_spec, parse_spec
+from magma_core.agents.spec import AgentSpec, AgentSpecError, build_agent, from_spec, parse_spec
 from magma_core.agents.trace import TraceAgent
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "OpenAIChatAgent",
     "ProtocolVersionError",
     "TraceAgent",
+    "build_agent",
     "error_output",
     "from_spec",
     "parse_spec",

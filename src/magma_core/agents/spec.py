@@ -5,6 +5,9 @@
   defaults to ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``); the model name may
   contain ``:`` (``openai:qwen2.5:7b@http://localhost:11434/v1``);
 - ``http://HOST:PORT`` or ``https://...``: an agent server speaking protocol 2.0.
+
+:func:`build_agent` is the one place a spec becomes a checked agent: ``magma run``, its
+worker processes, ``magma serve-agent`` and Python callers of ``magma_core.runs.run`` use it.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from magma_core.agents.base import Agent
+from magma_core.agents.base import Agent, AgentCheckError
+from magma_core.user_error import UserError
 
 SPEC_FORMS = "'trace', 'openai:MODEL[@BASE_URL]' or 'http://HOST:PORT'"
 
 
-class AgentSpecError(ValueError):
+class AgentSpecError(UserError, ValueError):
     """An agent spec string that cannot be understood (one-line message)."""
 
 
@@ -70,3 +74,22 @@ def from_spec(text: str, *, trace: Any = None, **options: Any) -> Agent:
     from magma_core.agents.http import HttpAgent
 
     return HttpAgent(spec.url, **options)
+
+
+def build_agent(text: str, *, trace: Any = None, check: bool = True, **options: Any) -> Agent:
+    """The agent ``text`` names, ready to use: built by :func:`from_spec`, then (``http`` and
+    ``openai`` agents, unless ``check`` is False) checked with ``agent.check()``.
+
+    Every failure is a one-line :class:`UserError` (an unusable agent is closed first). A
+    warning from the check stays on ``agent.check_warning`` for the caller to show.
+    """
+    spec = parse_spec(text)
+    agent = from_spec(text, trace=trace, **options)
+    if check and spec.kind != "trace":
+        try:
+            agent.check()
+        except AgentCheckError as exc:
+            agent.close()
+            where = f"agent at {spec.url}" if spec.kind == "http" else f"agent {text.strip()}"
+            raise UserError(f"{where} is not usable: {exc}") from None
+    return agent

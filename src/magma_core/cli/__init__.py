@@ -1,7 +1,8 @@
 """The ``magma`` command. Each subcommand lives in its own module with a ``register`` hook.
 
 Errors the user can fix (bad options, unknown preset, unreachable agent) print one line to
-stderr and exit non-zero, without a traceback.
+stderr and exit with status 2, without a traceback: the command line's own and every
+:class:`~magma_core.user_error.UserError` raised below it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+
+from magma_core import __version__
+from magma_core.user_error import UserError
 
 # Subcommand modules, in help order. Each defines ``register(subparsers) -> None`` and sets
 # ``func(args) -> int`` on its parser via ``set_defaults``.
@@ -23,8 +27,8 @@ SUBCOMMANDS = (
 )
 
 
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
+#: The command line's name for :class:`UserError` (the same class).
+CliError = UserError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,6 +38,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="magma", description="Run language agents on simulated robot tasks.")
+    parser.add_argument("--version", action="version", version=f"magma {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module_name in SUBCOMMANDS:
         importlib.import_module(module_name).register(sub)
@@ -48,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         return int(args.func(args) or 0)
-    except CliError as exc:
+    except UserError as exc:
         print(f"magma: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

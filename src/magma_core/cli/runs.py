@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _open(out: Path):
-    from magma_core.runs.setup import open_store
+    from magma_core.store import open_store
 
     return open_store(out, create=False)
 

@@ -107,35 +107,19 @@ def _load_trace(args: argparse.Namespace) -> Any:
 
 
 def build_agent(args: argparse.Namespace) -> Any:
-    """The agent ``args`` describe; raises ``CliError`` for anything the user can fix."""
-    from magma_core.agents import AgentSpecError, from_spec, parse_spec
+    """The agent ``args`` describe, built and checked by the one agent-spec parser
+    (:func:`magma_core.agents.build_agent`); a warning from the check goes to stderr."""
+    from magma_core.agents import build_agent as build_checked_agent
+    from magma_core.agents import parse_spec
 
-    try:
-        spec = parse_spec(args.agent)
-    except AgentSpecError as exc:
-        raise CliError(str(exc)) from None
+    spec = parse_spec(args.agent)
     if spec.kind != "trace" and (args.preset or args.trace_file):
         raise CliError("--preset and --trace-file only apply to --agent trace")
     trace = _load_trace(args) if spec.kind == "trace" else None
-    agent = from_spec(args.agent, trace=trace)
-    if spec.kind != "trace":
-        check_upstream(agent, args.agent)
-    return agent
-
-
-def check_upstream(agent: Agent, spec_text: str) -> None:
-    """Check the model server or agent server ``agent`` relays to; an unusable one closes the
-    agent and is a ``CliError``. A warning from the check goes to stderr."""
-    from magma_core.agents import AgentCheckError
-
-    try:
-        agent.check()
-    except AgentCheckError as exc:
-        agent.close()
-        raise CliError(f"agent {spec_text.strip()} is not usable: {exc}") from None
-    warning = getattr(agent, "check_warning", None)
-    if warning:
+    agent = build_checked_agent(args.agent, trace=trace)
+    if warning := getattr(agent, "check_warning", None):
         print(f"magma: warning: {warning}", file=sys.stderr, flush=True)
+    return agent
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from magma_core.judge import AcceptAllJudge
-    from magma_core.runs.setup import build_judge, load_task, open_executor
+    from magma_core.runs.assembly import build_judge, check_task, load_task, open_executor
 
     task = load_task(args.preset)
     judge = build_judge(args.judge)
@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         notice = "no --judge given: JUDGE stages accept any non-empty answer"
     else:
         notice = ""
+    check_task(task, judge, args.preset)
     executor = open_executor(task, args.slots, args.seed, judge, "auto")
     try:
         return Repl(executor, sys.stdout, notice).loop(sys.stdin)

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from magma_core.runs.store import RunStore
+from magma_core.store import RunStore
 
 KINDS = ("episodes", "steps")
 

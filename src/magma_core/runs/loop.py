@@ -18,10 +18,9 @@ from typing import Any
 
 from magma_core.agents.base import Agent, usage_of
 from magma_core.protocol.agent import AgentInput, AgentRequest, AgentResponse
-from magma_core.runs.records import extract_rows, summarize
-from magma_core.runs.store import EpisodeSummary, RunStore
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
+from magma_core.store import EpisodeSummary, RunStore, episode_rows, episode_summary
 
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
@@ -273,7 +272,7 @@ class RunLoop:
         record["episode"] = state.episode
         record["agent_memory"] = state.memory
         record["agent"] = state.agent_totals()
-        summary = summarize(state.episode, state.seed, record)
-        self.store.save_episode(self.run_name, summary, record, extract_rows(record))
+        summary = episode_summary(state.episode, state.seed, record)
+        self.store.save_episode(self.run_name, summary, record, episode_rows(record))
         self.listener("end", state, summary)
         return summary

@@ -1,9 +1,9 @@
 """Worker processes for ``magma run --workers W``: one engine per process, one run store.
 
 The parent starts W processes (multiprocessing "spawn") and keeps the pending episode indices.
-Each worker builds its own task, agent, judge and ``Executor`` from the run's spec strings
-(nothing built is pickled), then runs the ordinary :class:`~magma_core.runs.loop.RunLoop`,
-which asks the parent for the next episode whenever one of its slots is free, so a fast worker
+Each worker builds its own task, agent, judge and ``Executor`` from the run's ``RunSpec``
+(plain values; nothing built is pickled) through the same
+:func:`~magma_core.runs.assembly.run_episodes` a single-process run uses, whose ``RunLoop`` asks the parent for the next episode whenever one of its slots is free, so a fast worker
 takes more. Workers write finished episodes to the shared SQLite run store themselves.
 
 Each worker talks to the parent over its own duplex pipe (not a shared queue: a worker killed
@@ -30,6 +30,9 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from magma_core.runs.spec import RunSpec
+from magma_core.user_error import UserError
+
 PARENT_GONE = (BrokenPipeError, ConnectionResetError, EOFError)
 STOP_GRACE_S = 5.0  # how long a terminated worker may take before it is killed
 
@@ -38,18 +41,11 @@ Listener = Callable[[str, Any, Any], None]  # (event, episode, payload), as RunL
 
 @dataclass(frozen=True)
 class WorkerJob:
-    """What every worker needs, as plain values: spec strings, never built objects."""
+    """What every worker needs, as plain values: the run's spec, never built objects."""
 
-    preset: str
-    agent: str
-    judge: str | None
-    slots: int
-    seed: int
-    backend: str
+    spec: RunSpec
+    slots: int  # slots of each worker's engine
     store_path: Path
-    run_name: str
-    episodes: int
-    max_decisions: int
 
 
 # -- what the display reads, sent from worker to parent ------------------------------------
@@ -120,47 +116,30 @@ def worker_main(job: WorkerJob, index: int, conn: Connection) -> None:
     parent. Any failure goes to the parent as one line, and the exit status is 1.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from magma_core.cli import CliError
-
     try:
         _run_episodes(job, index, conn)
         conn.send(("done",))
     except PARENT_GONE:
         sys.exit(1)
-    except CliError as exc:
+    except UserError as exc:
         _report(conn, str(exc))
     except BaseException as exc:  # anything else still reaches the parent as one line
         _report(conn, _one_line(exc))
 
 
 def _run_episodes(job: WorkerJob, index: int, conn: Connection) -> None:
-    """Build this worker's task, agent, judge, engine and store, then run the loop."""
-    from magma_core.runs.loop import LoopLimits, RunLoop
-    from magma_core.runs.setup import build_agent, build_judge, load_task, open_executor
-    from magma_core.runs.store import RunStore
+    """Build this worker's task, agent and judge, then run episodes as a one-process run does."""
+    from magma_core.runs.assembly import prepare, run_episodes
+    from magma_core.store import RunStore
 
-    task = load_task(job.preset)
-    agent = build_agent(job.agent, task)
+    parts = prepare(job.spec)
     try:
-        executor = open_executor(task, job.slots, job.seed, build_judge(job.judge), job.backend)
-        try:
-            with RunStore(job.store_path) as store:
-                RunLoop(
-                    task,
-                    agent,
-                    executor,
-                    store,
-                    job.run_name,
-                    episodes=job.episodes,
-                    seed=job.seed,
-                    limits=LoopLimits(max_decisions=job.max_decisions),
-                    listener=event_sender(conn, index * job.slots),
-                    episode_source=episodes_from_parent(conn),
-                ).run()
-        finally:
-            executor.close()
+        with RunStore(job.store_path) as store:
+            run_episodes(job.spec, parts, store, slots=job.slots,
+                         listener=event_sender(conn, index * job.slots),
+                         episode_source=episodes_from_parent(conn))
     finally:
-        agent.close()
+        parts.close()
 
 
 def _one_line(exc: BaseException) -> str:

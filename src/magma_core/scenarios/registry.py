@@ -13,11 +13,12 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from magma_core.scenarios.manifest import ScenarioManifest
+from magma_core.user_error import UserError
 
 ENTRY_POINT_GROUP = "magma.scenarios"
 
 
-class ScenarioError(Exception):
+class ScenarioError(UserError):
     """A scenario provider or component cannot be found or loaded (one-line message)."""
 
 

@@ -41,6 +41,7 @@ from magma_core.simulation.executor.records import (
     StepRecord,
 )
 from magma_core.simulation.executor.slots import EngineContext, Judge, SlotState
+from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.executor.verification import (
     TEXT_ONLY_TOOL_FAILURE,
     JudgeError,
@@ -57,11 +58,7 @@ from magma_core.simulation.executor.views import (
     feedback_message,
     stage_entry_messages,
 )
-from magma_core.simulation.tasks import (
-    BaseTask,
-    judged_stage_indices,
-    materialize_completion_stages,
-)
+from magma_core.simulation.tasks import BaseTask
 
 SeedArg = int | Sequence[int] | None
 
@@ -100,6 +97,7 @@ class Executor:
             answer)`` returning an object with ``ok`` or ``passed``, and ``reason``).
             Required when the task has such stages.
         backend: simulator backend, ``"auto"``, ``"cpu"`` or ``"gpu"``.
+        env_options: ``gym.make`` options over the task's own ``env_options``.
         sim: an already-built ``SimBatch``-like object to run on (tests, stand-ins).
         motion: the motion driver (default: the simulation layer's, on ``sim``).
     """
@@ -112,6 +110,7 @@ class Executor:
         seed: int = 0,
         judge: Judge | None = None,
         backend: str = "auto",
+        env_options: Mapping[str, Any] | None = None,
         sim: Any = None,
         motion: Any = None,
     ) -> None:
@@ -119,14 +118,7 @@ class Executor:
             raise TypeError(f"Executor needs a BaseTask, got {type(task).__name__}")
         if not isinstance(num_slots, int) or isinstance(num_slots, bool) or num_slots < 1:
             raise ValueError(f"num_slots must be an int >= 1, got {num_slots!r}")
-        task.validate()
-        stages = materialize_completion_stages(task.stages, task.Tools_cls)
-        judged = judged_stage_indices(stages)
-        if judged and judge is None:
-            raise ValueError(
-                f"Task {task.name!r} has text-only stages validated by a judge (stages "
-                f"{judged}) but this executor has no judge: pass judge=... to Executor"
-            )
+        stages = stages_to_run(task, judge)
         self.task = task
         self.num_slots = num_slots
         self.seed = int(seed)
@@ -138,7 +130,7 @@ class Executor:
                 task.maniskill_env_id,
                 num_slots,
                 seed=self.seed,
-                env_options=task.initialization_parameters.env_options,
+                env_options={**task.initialization_parameters.env_options, **(env_options or {})},
                 reset_options=task.initialization_parameters.reset_options,
                 backend=backend,
             )

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from magma_core.runs.store import EpisodeRows, EpisodeSummary
+from magma_core.store.run_store import EpisodeRows, EpisodeSummary
 
 
-def summarize(episode: int, seed: int, record: dict[str, Any]) -> EpisodeSummary:
+def episode_summary(episode: int, seed: int, record: dict[str, Any]) -> EpisodeSummary:
     """The table row of a finished episode."""
     states = record.get("stage_states", {})
     return EpisodeSummary(
@@ -28,7 +28,7 @@ def summarize(episode: int, seed: int, record: dict[str, Any]) -> EpisodeSummary
     )
 
 
-def extract_rows(record: dict[str, Any]) -> EpisodeRows:
+def episode_rows(record: dict[str, Any]) -> EpisodeRows:
     """Decisions, tool calls and stage outcomes of a record, as run-store rows."""
     decisions, calls, stages = [], [], []
     for step in record.get("steps", []):

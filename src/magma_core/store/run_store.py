@@ -1,4 +1,4 @@
-"""The run store: one SQLite file (WAL) holding runs, episodes and what happened in them.
+"""``RunStore``: one SQLite file (WAL) holding runs, episodes and what happened in them.
 
 Each finished episode is written in one transaction, so a killed run loses only the episodes in
 flight, and running again with the same name resumes where it stopped.
@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from magma_core.user_error import UserError
 
 SCHEMA_VERSION = 2
 
@@ -105,7 +107,7 @@ class EpisodeSummary:
 
 @dataclass(frozen=True)
 class EpisodeRows:
-    """Normalised rows extracted from an episode record (see ``magma_core.runs.extract``)."""
+    """Normalised rows extracted from an episode record (see :func:`magma_core.store.episode_rows`)."""
 
     decisions: list[tuple] = ()  # (step, stage, instruction, say, status)
     tool_calls: list[tuple] = ()  # (step, call, robot, tool, arguments_json, ok, message, flag)
@@ -175,7 +177,7 @@ class RunStore:
                 )
             return {"name": name, "preset": preset, "config": config, "created_at": now}
         if row["preset"] != preset:
-            raise ValueError(
+            raise UserError(
                 f"run {name!r} exists for preset {row['preset']!r}, not {preset!r}; choose another --name"
             )
         return {
@@ -215,6 +217,12 @@ class RunStore:
             "SELECT episode FROM episodes WHERE run_name = ?", (run_name,)
         ).fetchall()
         return {r["episode"] for r in rows}
+
+    def pending_episodes(self, run_name: str, episodes: int) -> list[int]:
+        """The episode indices ``0 .. episodes-1`` of the run not stored yet, in order: what
+        running (or resuming) the run still has to do."""
+        done = self.finished_episodes(run_name)
+        return [k for k in range(episodes) if k not in done]
 
     def save_episode(
         self,

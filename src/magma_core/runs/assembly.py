@@ -1,0 +1,143 @@
+"""The one place a run is assembled: task, agent, judge and engine, from a ``RunSpec``.
+
+The front door (:func:`magma_core.runs.run`) calls :func:`prepare` to check everything before
+any episode starts, then :func:`run_episodes`, in this process or in each worker process: so
+``magma run``, ``magma run --workers W`` and Python callers reach the engine through the same
+function. Every mistake the user can fix is a one-line :class:`UserError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from magma_core.agents import Agent, build_agent
+from magma_core.judge import Judge
+from magma_core.judge import from_spec as judge_from_spec
+from magma_core.runs.loop import Listener, RunLoop
+from magma_core.scenarios import load_preset
+from magma_core.simulation.executor.task_check import stages_to_run
+from magma_core.simulation.tasks import BaseTask
+from magma_core.store import EpisodeSummary, RunStore
+from magma_core.user_error import UserError
+
+if TYPE_CHECKING:
+    from magma_core.runs.spec import RunSpec
+    from magma_core.simulation.executor import Executor
+
+
+def load_task(target: str) -> BaseTask:
+    """An instance of the preset ``target`` (``scenario.Name``)."""
+    task_cls = load_preset(target)
+    try:
+        return task_cls()
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"preset {target} is not a valid task: {exc}") from None
+
+
+def check_task(task: BaseTask, judge: Judge | None, target: str) -> None:
+    """The engine's own checks (:func:`stages_to_run`), as one-line user errors."""
+    try:
+        stages_to_run(task, judge)
+    except UserError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"preset {target} is not a valid task: {exc}") from None
+
+
+def build_judge(spec_text: str | None) -> Judge | None:
+    """The judge a ``--judge`` spec names (``none``: accept any non-empty answer), or None."""
+    return None if spec_text is None else judge_from_spec(spec_text)
+
+
+def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True) -> Agent:
+    """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace)."""
+    from magma_core.agents import parse_spec
+
+    trace = None
+    if parse_spec(spec_text).kind == "trace":
+        trace = task.perfect_trace()
+        if trace is None:
+            raise UserError(f"task {task.name} has no perfect trace for the trace agent")
+    return build_agent(spec_text, trace=trace, check=check)
+
+
+@dataclass
+class RunParts:
+    """What :func:`prepare` built and checked."""
+
+    task: BaseTask
+    agent: Agent
+    judge: Judge | None
+    warning: str | None = None  # from the agent's check, for the caller to show
+    closed: bool = False
+
+    def close(self) -> None:
+        """Close the agent and the judge (once)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.agent.close()
+        closer = getattr(self.judge, "close", None)
+        if closer is not None:
+            closer()
+
+
+def prepare(spec: RunSpec) -> RunParts:
+    """Build and check the run's task, judge and agent: the task is valid, has the judge it
+    needs, and the agent is usable (``http``/``openai``: ``agent.check()``)."""
+    task = load_task(spec.target)
+    judge = build_judge(spec.judge)
+    check_task(task, judge, spec.target)
+    agent = build_run_agent(spec.agent, task)
+    return RunParts(task, agent, judge, getattr(agent, "check_warning", None))
+
+
+def open_executor(
+    task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
+    env_options: dict[str, Any] | None = None,
+) -> Executor:
+    """The engine with ``slots`` slots; a simulator that cannot start is a user error."""
+    from magma_core.simulation.executor import Executor
+
+    try:
+        return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
+                        env_options=env_options)
+    except UserError:
+        raise
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    except RuntimeError as exc:  # e.g. --backend gpu on a machine without CUDA
+        raise UserError(f"cannot start the simulator (backend {backend}): {exc}") from None
+
+
+def run_episodes(
+    spec: RunSpec,
+    parts: RunParts,
+    store: RunStore,
+    *,
+    slots: int,
+    listener: Listener | None = None,
+    episode_source: Iterable[int] | None = None,
+) -> list[EpisodeSummary]:
+    """Run the pending episodes of ``spec`` (or those ``episode_source`` hands out) in one
+    engine with ``slots`` slots, storing each as it ends: THE path from a run to the engine,
+    in this process and in every worker process. Closes the engine, not ``parts``."""
+    executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
+                             spec.env_options)
+    try:
+        return RunLoop(
+            parts.task,
+            parts.agent,
+            executor,
+            store,
+            spec.run_name,
+            episodes=spec.episodes,
+            seed=spec.seed,
+            limits=spec.limits,
+            listener=listener,
+            episode_source=episode_source,
+        ).run()
+    finally:
+        executor.close()

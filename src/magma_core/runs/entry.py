@@ -1,0 +1,131 @@
+"""``run(spec, listener=None) -> RunResult``: the front door for running episodes.
+
+``magma run`` calls it, and so can any Python program::
+
+    from magma_core.runs import RunSpec, run
+
+    result = run(RunSpec("cube.PickPlace", agent="trace", episodes=4, slots=2))
+    print([s.status for s in result.summaries])
+
+It checks everything first (preset, judge requirement, agent, store, resume settings), then
+runs the pending episodes here or in worker processes, each through
+:func:`magma_core.runs.assembly.run_episodes`, and writes ``OUT/NAME.summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from magma_core.runs.assembly import RunParts, prepare, run_episodes
+from magma_core.runs.loop import AgentOutage, Listener
+from magma_core.runs.spec import RunResult, RunSpec, check_resume
+from magma_core.store import EpisodeSummary, RunStore, open_store
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The payload of the ``"begin"`` event: what this call is about to run."""
+
+    name: str
+    todo: list[int]  # episode indices to run now
+    stored: int  # episodes stored by earlier invocations (a resumed run)
+
+
+def _no_listener(event: str, episode: Any, payload: Any) -> None:
+    return None
+
+
+def run(spec: RunSpec, listener: Listener | None = None) -> RunResult:
+    """Run (or resume) the episodes ``spec`` describes; see :class:`RunSpec`.
+
+    ``listener(event, episode, payload)`` sees ``"warning"`` (None, text) and ``"begin"``
+    (None, :class:`RunPlan`) first, then per episode ``"start"`` (its view), ``"step"`` (each
+    ``StepOutcome``) and ``"end"`` (its ``EpisodeSummary``). With ``workers`` > 1 the
+    episode and payloads are small picklable notes with the same fields the display reads.
+
+    Raises :class:`~magma_core.user_error.UserError` for anything the user can fix, before
+    any episode starts. An agent outage or a failed worker is reported in
+    ``RunResult.failures``: running the same spec again resumes.
+    """
+    listener = listener or _no_listener
+    started = time.perf_counter()
+    parts = prepare(spec)
+    if parts.warning:
+        listener("warning", None, parts.warning)
+    try:
+        with open_store(spec.out) as store:
+            name, stored = _open_run(spec, store)
+            todo = store.pending_episodes(name, spec.episodes)
+            listener("begin", None, RunPlan(name, todo, stored))
+            failures: list[str] = []
+            if todo and min(spec.workers, len(todo)) == 1:
+                failures = _run_here(spec, parts, store, len(todo), listener)
+            elif todo:
+                parts.close()  # built to check the spec; each worker builds its own
+                failures = _run_in_workers(spec, store, todo, listener)
+            summaries = [s for s in store.episodes(name) if s.episode < spec.episodes]
+            store_path = store.path
+    finally:
+        parts.close()
+    summary_path = spec.out / f"{name}.summary.json"
+    summary_path.write_text(json.dumps(summary_json(name, spec.config(), summaries), indent=2))
+    return RunResult(name, store_path, summary_path, summaries, stored, failures,
+                     time.perf_counter() - started)
+
+
+def _open_run(spec: RunSpec, store: RunStore) -> tuple[str, int]:
+    """Create or reopen the run; a resume must keep the agent, seed and judge."""
+    name = spec.run_name
+    config = spec.config()
+    stored = store.open_run(name, spec.target, config)
+    check_resume(stored["config"], config, name)
+    store.update_config(name, config)
+    return name, len(store.finished_episodes(name))
+
+
+def _run_here(spec: RunSpec, parts: RunParts, store: RunStore, todo: int,
+              listener: Listener) -> list[str]:
+    """The pending episodes in this process; a failure line when the agent became unreachable."""
+    try:
+        run_episodes(spec, parts, store, slots=min(spec.slots, todo), listener=listener)
+    except AgentOutage as exc:
+        return [f"stopped: {exc}"]
+    return []
+
+
+def _run_in_workers(spec: RunSpec, store: RunStore, todo: list[int],
+                    listener: Listener) -> list[str]:
+    """The ``todo`` episodes in worker processes; one line per failed worker."""
+    from magma_core.runs.workers import WorkerJob, run_in_workers
+
+    workers = min(spec.workers, len(todo))
+    job = WorkerJob(spec=spec, slots=min(spec.slots, -(-len(todo) // workers)),
+                    store_path=Path(store.path).resolve())
+    return run_in_workers(job, todo, workers, listener)
+
+
+def summary_json(name: str, config: dict[str, Any], summaries: list[EpisodeSummary]) -> dict:
+    """The ``NAME.summary.json`` document: config, one entry per episode, totals."""
+    episodes = [s.to_dict() for s in summaries]
+    return {
+        "run": name,
+        "config": config,
+        "episodes": episodes,
+        "totals": {
+            "episodes": len(episodes),
+            "success": sum(1 for s in summaries if s.status == "success"),
+            "stages_passed": sum(s.stages_passed for s in summaries),
+            "stages_total": sum(s.stages_total for s in summaries),
+            "optimal": sum(s.optimal for s in summaries),
+            "acceptable": sum(s.acceptable for s in summaries),
+            "exceeded": sum(s.exceeded for s in summaries),
+            "tool_calls": sum(s.tool_calls for s in summaries),
+            "total_tokens": sum(s.total_tokens for s in summaries),
+            "agent_latency_s": round(sum(s.agent_latency_s for s in summaries), 3),
+            "wall_s": round(sum(s.wall_s for s in summaries), 3),
+        },
+    }

@@ -1,0 +1,122 @@
+"""``RunSpec`` (what to run) and ``RunResult`` (what came of it): the front door's values.
+
+A ``RunSpec`` holds plain values only (strings, numbers, a path), so it can be sent to worker
+processes as it is; each worker builds its own task, agent, judge and engine from it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from magma_core.runs.loop import LoopLimits
+from magma_core.store import EpisodeSummary
+from magma_core.user_error import UserError
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+BACKENDS = ("auto", "cpu", "gpu")
+#: The settings a resumed run must keep: they decide what its episodes are.
+RESUME_KEYS = ("agent", "seed", "judge")
+
+
+def check_run_name(text: str) -> str:
+    """``text`` if it is a valid run name, else a :class:`UserError`."""
+    if not isinstance(text, str) or not NAME_PATTERN.match(text):
+        raise UserError(f"run names use letters, digits, '_', '-' and '.', got {text!r}")
+    return text
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: ``episodes`` episodes of ``target`` (a preset, ``scenario.Name``) with an agent.
+
+    ``agent``: ``trace``, ``openai:MODEL[@BASE_URL]`` or ``http://HOST:PORT``. ``judge``:
+    None, ``none`` (accept any non-empty answer) or ``openai:MODEL[@BASE_URL]``; a preset with
+    judged stages needs one. Episode *k* uses seed ``seed + k``. ``slots`` episodes run side by
+    side in one engine, in each of ``workers`` processes. The run is stored in
+    ``out/magma.db`` under ``name`` (default: the target); the same name resumes it.
+    """
+
+    target: str
+    agent: str = "trace"
+    judge: str | None = None
+    episodes: int = 1
+    slots: int = 1
+    workers: int = 1
+    seed: int = 0
+    out: Path = Path("runs")
+    name: str | None = None
+    limits: LoopLimits = field(default_factory=LoopLimits)
+    backend: str = "auto"
+    env_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for key in ("episodes", "slots", "workers"):
+            value = getattr(self, key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise UserError(f"{key} must be a positive integer, got {value!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise UserError(f"seed must be an integer >= 0, got {self.seed!r}")
+        if self.backend not in BACKENDS:
+            raise UserError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.name is not None:
+            check_run_name(self.name)
+        if not isinstance(self.env_options, dict):
+            raise UserError("env_options must be a dict")
+        object.__setattr__(self, "out", Path(self.out))
+
+    @property
+    def run_name(self) -> str:
+        """The name the run is stored under."""
+        return self.name or self.target
+
+    def config(self) -> dict[str, Any]:
+        """The run's configuration as stored with it."""
+        config = {
+            "preset": self.target,
+            "agent": self.agent,
+            "judge": self.judge,
+            "episodes": self.episodes,
+            "slots": self.slots,
+            "workers": self.workers,
+            "seed": self.seed,
+            "max_decisions": self.limits.max_decisions,
+        }
+        if self.env_options:
+            config["env_options"] = self.env_options
+        return config
+
+
+def check_resume(stored: dict[str, Any], given: dict[str, Any], name: str) -> None:
+    """A resumed run must keep what decides its episodes (agent, seed, judge)."""
+    for key in RESUME_KEYS:
+        if stored.get(key) != given.get(key):
+            raise UserError(
+                f"run {name!r} was started with --{key} {stored.get(key)!r}; "
+                f"resume it with the same value or choose another --name"
+            )
+
+
+@dataclass
+class RunResult:
+    """What :func:`magma_core.runs.run` did.
+
+    ``summaries``: every stored episode of the run below ``spec.episodes`` (those of earlier,
+    resumed invocations too); ``resumed``: how many were stored before this call;
+    ``failures``: one line per failed worker (or the agent outage that stopped the run).
+    """
+
+    name: str
+    store_path: Path
+    summary_path: Path
+    summaries: list[EpisodeSummary]
+    resumed: int = 0
+    failures: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """No failed worker, no outage and no episode that ended in an engine error."""
+        return not self.failures and all(s.status != "error" for s in self.summaries)

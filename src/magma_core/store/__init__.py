@@ -1,0 +1,47 @@
+"""The run store: one SQLite file (``FOLDER/magma.db``, WAL) per output folder.
+
+The bottom of the driver floor (DESIGN.md, layer 7): runs, and later the benchmark,
+generation, export and the viewer, read and write episodes through it.
+
+- :class:`RunStore`: runs, episodes and their normalised rows; each finished episode is one
+  transaction.
+- :func:`open_store`: the store of a folder, with a one-line :class:`UserError` when it cannot
+  be opened.
+- :func:`episode_summary` / :func:`episode_rows`: an engine ``EpisodeRecord`` as the store's
+  summary row and normalised rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from magma_core.store.rows import episode_rows, episode_summary
+from magma_core.store.run_store import SCHEMA_VERSION, EpisodeRows, EpisodeSummary, RunStore
+from magma_core.user_error import UserError
+
+STORE_FILE = "magma.db"
+
+
+def open_store(folder: str | Path, *, create: bool = True) -> RunStore:
+    """The run store ``folder/magma.db``; a missing (when not ``create``), unwritable or
+    corrupt store is a one-line :class:`UserError`."""
+    path = Path(folder) / STORE_FILE
+    if not create and not path.exists():
+        raise UserError(f"no run store at {path}")
+    try:
+        return RunStore(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise UserError(f"cannot open the run store {path}: {exc}") from None
+
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STORE_FILE",
+    "EpisodeRows",
+    "EpisodeSummary",
+    "RunStore",
+    "episode_rows",
+    "episode_summary",
+    "open_store",
+]
