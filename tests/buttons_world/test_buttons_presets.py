@@ -11,10 +11,10 @@ from agents.agent_helpers import FakeOpenAI, completion
 from cli.conftest import magma
 from magma_core.agents import TraceAgent
 from magma_core.judge import OpenAIJudge
-from magma_core.runs import RunStore
 from magma_core.runs.loop import RunLoop
 from magma_core.scenarios import get_scenario, load_preset
 from magma_core.simulation.executor import Executor
+from magma_core.store import RunStore
 
 pytestmark = pytest.mark.sim
 
