@@ -35,7 +35,7 @@ def fresh(sim):
 def _press(sim, slot: int, button: str, poses=None) -> None:
     x, y = (float(v) for v in sim.observe()["extra"][f"button_{button}"][slot, :2])
     plan = MotionPlan(slot, poses or press_trajectory(x, y), 0)
-    (result,) = MotionRunner(sim).run([plan])
+    (result,) = MotionRunner(sim).run([plan]).results
     assert result.ok, result.reason
 
 

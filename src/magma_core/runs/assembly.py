@@ -12,11 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from magma_core.agents import Agent, build_agent
+from magma_core.agents import Agent, build_agent, parse_spec
 from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
 from magma_core.runs.loop import Listener, RunLoop
 from magma_core.scenarios import load_preset
+from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.tasks import BaseTask
 from magma_core.store import EpisodeSummary, RunStore
@@ -24,7 +25,6 @@ from magma_core.user_error import UserError
 
 if TYPE_CHECKING:
     from magma_core.runs.spec import RunSpec
-    from magma_core.simulation.executor import Executor
 
 
 def load_task(target: str) -> BaseTask:
@@ -53,8 +53,6 @@ def build_judge(spec_text: str | None) -> Judge | None:
 
 def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True) -> Agent:
     """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace)."""
-    from magma_core.agents import parse_spec
-
     trace = None
     if parse_spec(spec_text).kind == "trace":
         trace = task.perfect_trace()
@@ -99,8 +97,6 @@ def open_executor(
     env_options: dict[str, Any] | None = None,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error."""
-    from magma_core.simulation.executor import Executor
-
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
                         env_options=env_options)

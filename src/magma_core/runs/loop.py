@@ -14,12 +14,16 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magma_core.agents.base import Agent, usage_of
 from magma_core.protocol.agent import AgentInput, AgentRequest, AgentResponse
 from magma_core.simulation.data_structures import Decision, DecisionError
-from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
+from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
+from magma_core.simulation.tasks import BaseTask
+
+if TYPE_CHECKING:
+    from magma_core.simulation.executor import Executor
 from magma_core.store import EpisodeSummary, RunStore, episode_rows, episode_summary
 
 NO_ACTION = "no_action"
@@ -70,7 +74,7 @@ class EpisodeState:
 Listener = Callable[[str, EpisodeState, Any], None]  # (event, episode, payload)
 
 
-def initial_memory(task: Any) -> dict[str, Any]:
+def initial_memory(task: BaseTask) -> dict[str, Any]:
     """The agent memory an episode starts with: the task's memory (and history, if any)."""
     situation = task.situation_init
     memory = copy.deepcopy(situation.memory)
@@ -79,14 +83,14 @@ def initial_memory(task: Any) -> dict[str, Any]:
     return memory
 
 
-def instruction_content(view: Any) -> str:
+def instruction_content(view: AgentView) -> str:
     """The text of the view's input. A delayed input (an interruption after an action stage)
     carries the last batch's status before the user's words: both reach the agent."""
-    messages = [m.content for m in getattr(view, "messages", []) if m.content]
+    messages = [m.content for m in view.messages if m.content]
     return "\n\n".join(messages) if len(messages) > 1 else view.instruction
 
 
-def build_input(slot: int, view: Any, memory: dict[str, Any]) -> AgentInput:
+def build_input(slot: int, view: AgentView, memory: dict[str, Any]) -> AgentInput:
     """The protocol input for one slot's current view."""
     attributes = copy.deepcopy(view.attributes)
     attributes.setdefault("known_robots", list(view.robot_names))
@@ -102,7 +106,7 @@ def build_input(slot: int, view: Any, memory: dict[str, Any]) -> AgentInput:
 def decisions_from(response: AgentResponse, expected: set[int]) -> dict[int, tuple[Any, dict | None]]:
     """slot -> (Decision or DecisionError, new memory or None), for every expected slot."""
     out: dict[int, tuple[Any, dict | None]] = {}
-    for output in response.root if hasattr(response, "root") else response:
+    for output in response.root:
         slot = output.source_id
         if slot not in expected or slot in out:
             continue
@@ -121,7 +125,7 @@ def decisions_from(response: AgentResponse, expected: set[int]) -> dict[int, tup
 def usage_by_slot(response: AgentResponse) -> dict[int, dict[str, Any]]:
     """Token counts the agent reported per input (first candidate), from its internal steps."""
     out: dict[int, dict[str, Any]] = {}
-    for output in response.root if hasattr(response, "root") else response:
+    for output in response.root:
         if output.source_id not in out:
             totals = usage_of(output)
             out[output.source_id] = {k: totals[k] for k in
@@ -139,9 +143,9 @@ class RunLoop:
 
     def __init__(
         self,
-        task: Any,
+        task: BaseTask,
         agent: Agent,
-        executor: Any,
+        executor: Executor,
         store: RunStore,
         run_name: str,
         *,
@@ -165,8 +169,7 @@ class RunLoop:
 
     def pending(self) -> deque[int]:
         """The episodes of this run not yet in the store, in order."""
-        done = self.store.finished_episodes(self.run_name)
-        return deque(k for k in range(self.episodes) if k not in done)
+        return deque(self.store.pending_episodes(self.run_name, self.episodes))
 
     def run(self) -> list[EpisodeSummary]:
         """Run every pending episode; return the summaries of those finished in this call."""
@@ -205,7 +208,7 @@ class RunLoop:
         active[slot] = state
         self.listener("start", state, self.executor.agent_view(slot))
 
-    def _step(self, active: dict[int, EpisodeState]) -> dict[int, Any]:
+    def _step(self, active: dict[int, EpisodeState]) -> dict[int, StepOutcome]:
         views = {slot: self.executor.agent_view(slot) for slot in active}
         request = AgentRequest(
             request_id=uuid.uuid4().hex,
@@ -251,7 +254,7 @@ class RunLoop:
             decisions[slot] = decision
         return self.executor.submit(decisions)
 
-    def _should_end(self, state: EpisodeState, outcome: Any) -> bool:
+    def _should_end(self, state: EpisodeState, outcome: StepOutcome) -> bool:
         status = self.executor.status(state.slot)
         if status == JUDGE_UNAVAILABLE:
             raise AgentOutage(self.executor.record(state.slot).reason)
@@ -268,11 +271,13 @@ class RunLoop:
         return False
 
     def _finish(self, state: EpisodeState) -> EpisodeSummary:
-        record = self.executor.record(state.slot).to_dict()
-        record["episode"] = state.episode
-        record["agent_memory"] = state.memory
-        record["agent"] = state.agent_totals()
-        summary = episode_summary(state.episode, state.seed, record)
-        self.store.save_episode(self.run_name, summary, record, episode_rows(record))
+        record = self.executor.record(state.slot)
+        agent = state.agent_totals()
+        document = record.to_dict()
+        document["episode"] = state.episode
+        document["agent_memory"] = state.memory
+        document["agent"] = agent
+        summary = episode_summary(state.episode, state.seed, record, agent)
+        self.store.save_episode(self.run_name, summary, document, episode_rows(record))
         self.listener("end", state, summary)
         return summary

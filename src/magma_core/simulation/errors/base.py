@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from magma_core.serialization import SpecSerializable
+from magma_core.serialization import SpecSerializable, contract_base
 from magma_core.simulation.data_structures.error_support import (  # noqa: F401  (re-exported)
     ToolErrorSupport,
     check_no_argument_error_type,
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from magma_core.simulation.data_structures import Observation, ToolExecution, ToolResult
 
 
+@contract_base
 class BaseError(SpecSerializable):
     """An error a stage can inject into the tools that support it.
 

@@ -11,8 +11,10 @@ import copy
 from typing import Any
 
 from magma_core.simulation.data_structures import SituationInit
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks.parameters import InitializationParameters, TaskMetadata
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
+from magma_core.simulation.tools import BaseToolsAPI
 
 _REQUIRED = ("maniskill_env_id", "Tools_cls", "situation_init", "stages")
 _FIELDS = (
@@ -76,9 +78,6 @@ class BaseTask:
     # -- validation -------------------------------------------------------------------------
     def validate(self) -> None:
         """Check the declaration; raise ``TypeError`` naming the task and the broken rule."""
-        from magma_core.simulation.stage import BaseTaskStage
-        from magma_core.simulation.tools import BaseToolsAPI
-
         cls_name = type(self).__name__
         missing = [f for f in _REQUIRED if not hasattr(self, f)]
         if missing:
