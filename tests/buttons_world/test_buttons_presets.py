@@ -56,7 +56,7 @@ def test_perfect_trace_is_optimal(preset, judge_server, tmp_path):
         assert s.status == "success", store.episode_record("r", s.episode)["reason"]
         assert s.stages_passed == s.stages_total == s.optimal
     calls = [c for step in record.steps for c in step.calls]
-    assert calls and all(c["ok"] for c in calls)
+    assert calls and all(c.ok for c in calls)
 
 
 def test_a_wrong_order_fails_the_sequence_for_good():

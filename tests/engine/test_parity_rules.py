@@ -32,7 +32,7 @@ def test_planner_failures_are_forgiven_up_to_three_per_stage(fake) -> None:
     stage = run.executor.record(0).stages[0]
     assert (stage.tool_calls, stage.forgiven_tool_calls) == (4, 3)
     step = run.executor.record(0).steps[0]
-    assert step.calls[0]["failure_flag"] == "planner_error" and step.calls[0]["forgiven"]
+    assert step.calls[0].failure_flag is ToolErrorFlag.PLANNER_ERROR and step.calls[0].forgiven
 
 
 def test_the_forgiveness_count_restarts_with_each_stage(fake) -> None:

@@ -13,6 +13,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from mani_skill.utils.registration import REGISTERED_ENVS
+
 logger = logging.getLogger(__name__)
 
 GYM_MAKE_KEYS = frozenset(
@@ -41,8 +43,6 @@ def constructor_keywords(env_cls: type) -> set[str] | None:
 
 def registered_env_class(env_id: str) -> type | None:
     """The class registered under ``env_id`` with ManiSkill, or None."""
-    from mani_skill.utils.registration import REGISTERED_ENVS
-
     spec = REGISTERED_ENVS.get(env_id)
     return None if spec is None else spec.cls
 
