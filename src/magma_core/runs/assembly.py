@@ -54,7 +54,7 @@ def build_judge(spec_text: str | None) -> Judge | None:
 def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True) -> Agent:
     """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace)."""
     trace = None
-    if parse_spec(spec_text).kind == "trace":
+    if parse_spec(spec_text).kind in ("trace", "noisy-trace"):
         trace = task.perfect_trace()
         if trace is None:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")
