@@ -27,3 +27,15 @@ SORTING = ScenarioManifest(
         "MagmaSortingDuo-v1": "magma_scenarios.sorting.env",
     },
 )
+
+BUTTONS = ScenarioManifest(
+    id="buttons",
+    presets={
+        name: f"magma_scenarios.buttons.presets:{name}"
+        for name in ("Sequence", "LightOut", "RedRule", "TwoRobots")
+    },
+    environments={
+        "MagmaButtons-v1": "magma_scenarios.buttons.env",
+        "MagmaButtonsDuo-v1": "magma_scenarios.buttons.env",
+    },
+)

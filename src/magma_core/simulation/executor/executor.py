@@ -102,6 +102,7 @@ class Executor:
                 num_slots,
                 seed=self.seed,
                 env_options={**task.initialization_parameters.env_options, **(env_options or {})},
+                reset_options=task.initialization_parameters.reset_options,
                 backend=backend,
             )
         self._owns_sim = owns_sim
@@ -140,14 +141,7 @@ class Executor:
     @staticmethod
     def _robot_names(task: BaseTask, sim: Any) -> list[str]:
         sim_names = list(getattr(sim, "robot_names", []) or ["robot"])
-        names = task.initialization_parameters.agent_names
-        if names is None:
-            names = sim_names
-        elif len(names) != len(sim_names):
-            raise ValueError(
-                f"Task {task.name!r} names {len(names)} robots {names} but the world "
-                f"{task.maniskill_env_id!r} has {len(sim_names)}: {sim_names}"
-            )
+        names = task.initialization_parameters.resolve_agent_names(sim_names, task.name)
         known = task.situation_init.attributes.get("known_robots")
         if known is not None and list(known) != list(names):
             raise ValueError(

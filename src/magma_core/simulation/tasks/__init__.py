@@ -9,11 +9,7 @@ rebuild; ``TaskState``, ``BaseConstraint`` and ``RuleRenderer`` are the generati
 """
 
 from magma_core.simulation.data_structures.task_state import RuleRenderer, TaskState
-from magma_core.simulation.tasks.base_task import (
-    BaseTask,
-    InitializationParameters,
-    TaskMetadata,
-)
+from magma_core.simulation.tasks.base_task import BaseTask
 from magma_core.simulation.tasks.completion import (
     detection_tool_names,
     judged_stage_indices,
@@ -32,6 +28,11 @@ from magma_core.simulation.tasks.generated import (
     task_to_json,
 )
 from magma_core.simulation.tasks.generator import generate_task
+from magma_core.simulation.tasks.parameters import (
+    InitializationParameters,
+    TaskMetadata,
+    TaskStyle,
+)
 from magma_core.simulation.tasks.perfect_trace import (
     MessageEvent,
     PerfectTrace,
@@ -59,6 +60,7 @@ __all__ = [
     "MessageEvent",
     "PerfectTrace",
     "TaskMetadata",
+    "TaskStyle",
     "ToolCallEvent",
     "TraceEvent",
     "UserEvent",
