@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.display import EpisodeProgress, make_console, results_table, totals_line
+from magma_core.cli.video import VIDEO_CHOICES, render_run_videos
 from magma_core.user_error import UserError
 
 
@@ -67,6 +68,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend"
+    )
+    parser.add_argument(
+        "--videos", choices=VIDEO_CHOICES, default=None,
+        help="also write an mp4 per episode (all, or failures) to OUT/videos/NAME/",
     )
     parser.set_defaults(func=run)
 
@@ -129,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(results_table(result.name, result.summaries))
     console.print(totals_line(result.summaries, elapsed_s=result.elapsed_s))
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
+    if args.videos:
+        render_run_videos(args.out, result.name, result.summaries, args.videos, console)
     for line in result.failures:  # one line per failed worker
         print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)
     return 0 if result.ok else 1

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from magma_core.cli import CliError
 from magma_core.cli.display import make_console, results_table, totals_line
+from magma_core.cli.video import add_video_parser
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--output", type=Path, default=None,
                         help="file to write (default: standard output)")
     export.set_defaults(func=_export)
+    add_video_parser(actions)
 
 
 def _open(out: Path):
