@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint clean
+.PHONY: venv demo test lint clean chromium screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -23,8 +23,20 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: $(STAMP) lint
+# The viewer's browser tests drive Debian's Chromium (never a downloaded browser). Installed
+# here when missing and running as root; without it those tests skip and say why.
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) \
+		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
+	fi
+
+test: $(STAMP) lint chromium
 	$(BIN)/python -m pytest -n 2 -q
+
+# Refresh the viewer's screenshots in docs/images (the README shows them).
+screenshots: $(STAMP) chromium
+	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

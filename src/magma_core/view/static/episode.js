@@ -36,7 +36,7 @@ export async function renderEpisode(page, route) {
       card("decisions", summary.decisions, "ep-decisions"), card("tool calls", summary.tool_calls),
       card("tokens", fmtInt(summary.total_tokens)), card("agent wait", fmtSeconds(summary.agent_latency_s)),
       card("engine", fmtSeconds((record.timings || {}).engine_s)), card("wall", fmtSeconds(summary.wall_s))),
-    failure(record),
+    failure(record) || "",
     h("h2", {}, "Stages"),
     h("div", { class: "stages", "data-testid": "stages" }, stages),
     h("div", { class: "split" },
@@ -72,23 +72,23 @@ export async function renderEpisode(page, route) {
     const button = (label, title, testid, fn) => h("button", { title, "aria-label": title, "data-testid": testid, onclick: fn }, label);
     let playing = null;
     const play = h("button", { title: "play", "aria-label": "play", "data-testid": "replay-play", onclick: () => {
-      if (playing) { clearInterval(playing); playing = null; play.textContent = "▶"; return; }
+      if (playing) { clearInterval(playing); playing = null; play.textContent = "play"; return; }
       if (position >= steps.length) select(null, { scroll: false, animate: false });
-      play.textContent = "❚❚";
+      play.textContent = "pause";
       playing = setInterval(() => {
-        if (position >= steps.length) { clearInterval(playing); playing = null; play.textContent = "▶"; return; }
+        if (position >= steps.length) { clearInterval(playing); playing = null; play.textContent = "play"; return; }
         select(position);
       }, 900);
-    } }, "▶");
+    } }, "play");
     replayPanel.append(
       h("div", { class: "muted", style: "font-size:12px;margin-bottom:6px" }, "Replay — the table from above, after each decision"),
       canvas,
       h("div", { class: "controls" },
-        button("⏮", "start", "replay-first", () => select(null, { animate: false })),
+        button("|◀", "start", "replay-first", () => select(null, { animate: false })),
         button("◀", "previous decision", "replay-prev", () => select(position - 2)),
         play,
-        button("▶|", "next decision", "replay-next", () => select(Math.min(position, steps.length - 1))),
-        button("⏭", "last decision", "replay-last", () => select(steps.length - 1, { animate: false })),
+        button("▶", "next decision", "replay-next", () => select(Math.min(position, steps.length - 1))),
+        button("▶|", "last decision", "replay-last", () => select(steps.length - 1, { animate: false })),
         slider),
       caption, extra, legend(world.scene));
     slider.addEventListener("input", () => select(Number(slider.value) - 1, { scroll: true, animate: false }));
@@ -130,7 +130,7 @@ function stageCard(stage) {
       stage.text_only ? h("span", { class: "muted" }, "text only") :
         h("span", {}, `${used} tool call${used === 1 ? "" : "s"}`, target ? ` · target ${target}` : "", max ? ` · max ${max}` : "",
           stage.forgiven_tool_calls ? ` · ${stage.forgiven_tool_calls} forgiven` : ""),
-      stage.state && stage.success ? h("span", {}, " ", pill(stage.state)) : null,
+      stage.state && (stage.success === "FINISH" || stage.state === "EXCEEDED") ? h("span", {}, " ", pill(stage.state)) : null,
       stage.text_only ? null : meter),
     (stage.error_descriptions || []).length ? h("div", { class: "desc" }, `errors: ${stage.error_descriptions.join("; ")}`) : null);
 }
@@ -155,7 +155,7 @@ function turn(step, i, record, usage) {
     timings.total_s !== undefined ? h("span", { title: "engine time for this decision" }, `engine ${fmtSeconds(timings.total_s)}`) : null);
   const body = h("div", { class: "turn-body" });
   for (const input of step.inputs || []) {
-    body.appendChild(collapsible(input.kind === "env" ? "env" : "user", input.kind === "env" ? "engine feedback → agent" : "user", input.content));
+    body.appendChild(collapsible(input.kind === "env" ? "env" : "user", input.kind === "env" ? "engine feedback → agent" : "user", readable(input.content)));
   }
   const decision = step.decision || {};
   const agent = h("div", { class: "msg agent", "data-testid": "agent-message" }, h("div", { class: "who" }, "agent"));
@@ -223,4 +223,17 @@ function legend(scene) {
     const c = shape.color ? `rgb(${shape.color.slice(0, 3).map((v) => Math.round(v * 255)).join(",")})` : "#868e96";
     return h("span", {}, h("span", { class: "sw", style: `background:${c}${shape.kind === "zone" ? ";opacity:.5" : ""}` }, ""), name);
   }));
+}
+
+function readable(content) {
+  // Engine feedback is a JSON object: show it as "key: value" lines.
+  const text = String(content ?? "");
+  if (!text.startsWith("{")) return text;
+  try {
+    const value = JSON.parse(text);
+    if (!value || typeof value !== "object" || Array.isArray(value)) return text;
+    return Object.entries(value).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join("\n");
+  } catch (e) {
+    return text;
+  }
 }

@@ -77,6 +77,7 @@ export class Replay {
     const to = this.states[index];
     const previous = this.index;
     this.index = index;
+    this.svg.dataset.position = String(index);
     if (this.frame) cancelAnimationFrame(this.frame);
     if (!animate || !from || !to || Math.abs(previous - index) !== 1) {
       this.draw(to, from && previous === index - 1 ? from : null);
@@ -112,7 +113,7 @@ export class Replay {
       el.setAttribute("stroke-dasharray", "8 5");
       g.push(el);
       const [cx, cy] = this.px(corners(pose, shape.half_size)[2]);
-      g.push(s("text", { x: cx + 4, y: cy + 16, class: "zone-label", "font-size": 15,
+      g.push(s("text", { x: cx + 4, y: cy + 16, class: "zone-label", "font-size": 13,
         fill: "#343a40", "font-weight": 600 }, name));
     }
     const objects = actors.filter(([name]) => {
@@ -142,6 +143,8 @@ export class Replay {
       el.setAttribute("stroke-width", lifted ? "3" : "1.5");
       el.dataset.name = name;
       el.dataset.lifted = lifted ? "1" : "0";
+      el.dataset.x = pose[0].toFixed(3);
+      el.dataset.y = pose[1].toFixed(3);
       el.appendChild(s("title", {}, `${name}  x=${pose[0].toFixed(3)} y=${pose[1].toFixed(3)} z=${pose[2].toFixed(3)}`));
       g.push(el);
     }

@@ -1,0 +1,114 @@
+"""The viewer's JSON API over a real store, served by uvicorn on loopback."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import httpx
+import pytest
+
+from magma_core.runs import RunStore
+from magma_core.view.reader import StoreReader
+
+from .conftest import ViewerServer
+
+pytestmark = pytest.mark.sim
+
+
+@pytest.fixture(scope="module")
+def api(viewer_store):
+    with ViewerServer(viewer_store) as server:
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            yield client
+
+
+def test_items_list_every_run_with_counts_from_the_store(api, viewer_store):
+    data = api.get("/api/items").json()
+    assert data["kinds"] == [{"kind": "run", "label": "Runs"}]
+    items = {item["id"]: item for item in data["items"]}
+    assert set(items) == {"sorting", "machine", "stuck"}
+    with RunStore(viewer_store / "magma.db") as store:
+        for name, item in items.items():
+            summaries = store.episodes(name)
+            assert item["kind"] == "run" and item["href"] == f"#/runs/{name}"
+            assert item["counts"]["episodes"] == len(summaries)
+            assert item["counts"]["stages_passed"] == sum(s.stages_passed for s in summaries)
+            assert item["state"] == "complete"
+    assert items["stuck"]["counts"]["statuses"] == {"no_action": 1}
+    assert items["sorting"]["subtitle"] == "sorting.SortAll" and items["sorting"]["agent"] == "trace"
+    assert api.get("/api/items", params={"kind": "run"}).json()["items"]
+    assert api.get("/api/items", params={"kind": "nope"}).status_code == 404
+
+
+def test_run_episode_and_world_routes(api, viewer_store):
+    run = api.get("/api/runs/sorting").json()
+    assert [e["episode"] for e in run["episodes"]] == [0]
+    episode = api.get("/api/runs/sorting/episodes/0").json()
+    with RunStore(viewer_store / "magma.db") as store:
+        assert episode["record"] == store.episode_record("sorting", 0)
+        assert api.get("/api/runs/sorting/episodes/0/world").json() == store.episode_world("sorting", 0)
+    assert episode["summary"]["decisions"] == len(episode["record"]["steps"])
+    for missing in ("/api/runs/nope", "/api/runs/sorting/episodes/9",
+                    "/api/runs/sorting/episodes/9/world"):
+        response = api.get(missing)
+        assert response.status_code == 404 and response.json()["detail"]
+
+
+def test_the_front_end_is_served(api):
+    index = api.get("/")
+    assert index.status_code == 200 and '<script type="module" src="/static/app.js">' in index.text
+    for name in ("app.js", "episode.js", "replay.js", "dom.js", "style.css"):
+        assert api.get(f"/static/{name}").status_code == 200
+
+
+def test_reader_never_creates_or_changes_a_store(tmp_path: Path):
+    reader = StoreReader(tmp_path)
+    assert reader.runs() == [] and reader.stamp() == "empty" and reader.episode("x", 0) is None
+    assert not (tmp_path / "magma.db").exists()
+    RunStore(tmp_path / "magma.db").close()
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        with reader._connect() as conn:
+            conn.execute("DELETE FROM runs")
+
+
+def test_stamp_changes_when_an_episode_is_written(live_store):
+    reader = StoreReader(live_store)
+    before = reader.stamp()
+    _add_run(live_store, "added-for-stamp")
+    assert reader.stamp() != before
+    assert any(r["name"] == "added-for-stamp" for r in reader.runs())
+
+
+def _add_run(folder: Path, name: str) -> None:
+    """Store one finished episode of run ``name``, copied from the ``machine`` run."""
+    from magma_core.runs.records import extract_rows, summarize
+
+    with RunStore(folder / "magma.db") as store:
+        record = store.episode_record("machine", 0)
+        world = store.episode_world("machine", 0)
+        store.open_run(name, "cube.Machine", {"agent": "trace", "episodes": 1})
+        rows = extract_rows(record)
+        rows = type(rows)(rows.decisions, rows.tool_calls, rows.stage_outcomes, world)
+        store.save_episode(name, summarize(0, 3, record), record, rows)
+
+
+def test_magma_view_serves_on_loopback(viewer_store):
+    """The real command: one line with the URL, then the API answers on 127.0.0.1."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "magma_core.cli", "view", "--out", str(viewer_store), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("MAGMA viewer on http://127.0.0.1:"), line
+        url = line.split()[3]
+        assert f"store: {viewer_store / 'magma.db'}" in line
+        items = httpx.get(f"{url}/api/items", timeout=10).json()["items"]
+        assert {i["id"] for i in items} >= {"sorting", "machine", "stuck"}
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
