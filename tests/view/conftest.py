@@ -51,11 +51,11 @@ def run_preset(store: RunStore, name: str, preset: str, agent: Any = None, episo
 
 @pytest.fixture(scope="session")
 def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store folder with runs ``sorting`` (SortAll), ``machine`` (cube.Machine) and
+    """A store folder with runs ``sorting`` (SortAll, 2 episodes), ``machine`` (cube.Machine) and
     ``stuck`` (an agent that only talks: no_action)."""
     folder = tmp_path_factory.mktemp("viewer-store")
     with RunStore(folder / "magma.db") as store:
-        run_preset(store, "sorting", "sorting.SortAll")
+        run_preset(store, "sorting", "sorting.SortAll", episodes=2)
         run_preset(store, "machine", "cube.Machine")
         run_preset(store, "stuck", "cube.PickPlace", agent=TalkingAgent())
     return folder

@@ -43,7 +43,7 @@ def test_items_list_every_run_with_counts_from_the_store(api, viewer_store):
 
 def test_run_episode_and_world_routes(api, viewer_store):
     run = api.get("/api/runs/sorting").json()
-    assert [e["episode"] for e in run["episodes"]] == [0]
+    assert [e["episode"] for e in run["episodes"]] == [0, 1]
     episode = api.get("/api/runs/sorting/episodes/0").json()
     with RunStore(viewer_store / "magma.db") as store:
         assert episode["record"] == store.episode_record("sorting", 0)

@@ -61,7 +61,7 @@ def test_runs_to_episode_to_decision_and_replay(page, viewer, live_store):
     episode_rows = page.locator("[data-testid=episodes] tbody tr[data-episode]")
     expect(episode_rows).to_have_count(len(summaries))
     expect(episode_rows.first).to_contain_text(f"{summaries[0].stages_passed}/{summaries[0].stages_total}")
-    expect(page.get_by_test_id("card-success")).to_have_text("1 / 1")
+    expect(page.get_by_test_id("card-success")).to_have_text("2 / 2")
     shot(page, "run")
 
     episode_rows.first.click()
@@ -106,6 +106,12 @@ def test_runs_to_episode_to_decision_and_replay(page, viewer, live_store):
     expect(page.get_by_test_id("replay-slider")).to_have_value(str(len(steps)))
     page.get_by_test_id("replay-first").click()
     expect(svg).to_have_attribute("data-position", "0")
+
+    # the next episode is one click away
+    page.get_by_test_id("next-episode").click()
+    expect(page).to_have_url(re.compile(r"#/runs/sorting/episodes/1$"))
+    expect(page.get_by_test_id("prev-episode")).to_have_text("← episode 0")
+    expect(page.get_by_test_id("raw-record")).to_contain_text('"seed": 4')
 
     # a deep link opens the episode at that decision
     page.goto(viewer.url + "/#/runs/sorting/episodes/0/decisions/4")

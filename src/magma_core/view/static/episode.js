@@ -15,6 +15,10 @@ export async function renderEpisode(page, route) {
   let world = null;
   try { world = await getJSON(`${base}/world`); } catch (e) { if (e.status !== 404) throw e; }
   const record = data.record, summary = data.summary;
+  let siblings = [];
+  try { siblings = (await getJSON(`/api/runs/${encodeURIComponent(route.run)}`)).episodes.map((e) => e.episode); } catch (e) { /* the run page will say */ }
+  const at = siblings.indexOf(route.episode);
+  const prev = at > 0 ? siblings[at - 1] : null, next = at >= 0 && at < siblings.length - 1 ? siblings[at + 1] : null;
   const steps = record.steps || [];
   const perDecision = (record.agent && record.agent.per_decision) || [];
 
@@ -29,7 +33,10 @@ export async function renderEpisode(page, route) {
       h("h1", {}, `Episode ${route.episode}`), pill(record.status),
       h("span", { class: "mono muted" }, record.task), h("span", { class: "muted" }, `seed ${record.seed}`),
       h("span", { class: "muted" }, record.env_id), h("span", { class: "muted" }, (record.robot_names || []).join(", ")),
-      h("span", { class: "muted" }, fmtTime(summary.finished_at))),
+      h("span", { class: "muted" }, fmtTime(summary.finished_at)),
+      h("span", { class: "episode-nav" },
+        prev !== null ? h("a", { href: `${runHref}/episodes/${prev}`, "data-testid": "prev-episode" }, `← episode ${prev}`) : null,
+        next !== null ? h("a", { href: `${runHref}/episodes/${next}`, "data-testid": "next-episode" }, `episode ${next} →`) : null)),
     h("div", { class: "cards" },
       card("stages passed", `${summary.stages_passed} / ${summary.stages_total}`, "ep-stages"),
       card("optimal / acc. / exc.", `${summary.optimal} / ${summary.acceptable} / ${summary.exceeded}`),
@@ -42,7 +49,9 @@ export async function renderEpisode(page, route) {
     h("div", { class: "split" },
       h("div", { class: "conversation", "data-testid": "conversation" },
         turns.length ? turns : h("div", { class: "panel empty" }, "No decision was made in this episode.")),
-      side));
+      side),
+    h("details", { class: "config" }, h("summary", {}, "the episode record (JSON)"),
+      h("pre", { "data-testid": "raw-record" }, JSON.stringify(record, null, 2))));
 
   // the replay and the selection, kept in sync
   let replay = null;
