@@ -123,8 +123,8 @@ def _expect_cubes_at(page, state: dict) -> None:
     for name in ("red_cube", "green_cube", "blue_cube"):
         x, y = state["actors"][name][:2]
         cube = page.locator(f'[data-testid=replay-svg] polygon[data-kind=object][data-name="{name}"]')
-        expect(cube).to_have_attribute("data-x", f"{x:.3f}")
-        expect(cube).to_have_attribute("data-y", f"{y:.3f}")
+        expect(cube).to_have_attribute("data-x", f"{x:.4f}")
+        expect(cube).to_have_attribute("data-y", f"{y:.4f}")
 
 
 def test_a_failed_episode_shows_its_reason_and_untrusted_text_as_text(page, viewer, live_store):
@@ -156,3 +156,22 @@ def test_the_list_refreshes_when_a_run_is_stored(page, viewer, live_store):
 def test_unknown_pages_say_so(page, viewer):
     page.goto(viewer.url + "/#/runs/nope")
     expect(page.get_by_test_id("error")).to_contain_text("no run named 'nope'")
+    page.goto(viewer.url + "/#/what/is/this")
+    expect(page.get_by_test_id("error")).to_contain_text("no page at #/what/is/this")
+
+
+def test_episodes_filter_by_status(page, viewer, live_store):
+    _add_run(live_store, "mixed")
+    with RunStore(live_store / "magma.db") as store:  # a second, failed episode
+        record = store.episode_record("stuck", 0)
+        from magma_core.runs.records import extract_rows, summarize
+
+        store.save_episode("mixed", summarize(1, 9, record), record, extract_rows(record))
+    page.goto(viewer.url + "/#/runs/mixed")
+    rows = page.locator("[data-testid=episodes] tbody tr[data-episode]")
+    expect(rows).to_have_count(2)
+    page.locator("[data-testid=status-filter] [data-status=no_action]").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-episode", "1")
+    rows.first.click()  # an episode stored without world states: the replay says so
+    expect(page.get_by_test_id("replay")).to_contain_text("No world states were recorded")

@@ -3,40 +3,47 @@
 //   #/runs/NAME                          a run and its episodes
 //   #/runs/NAME/episodes/K[/decisions/D] an episode: stages, conversation, replay
 
-import { h, getJSON, fmtTime, fmtAgo, fmtSeconds, fmtInt, pill, setCrumbs } from "./dom.js";
+import { h, getJSON, fmtTime, fmtAgo, fmtInt, pill, setCrumbs, statusBar } from "./dom.js";
 import { renderEpisode } from "./episode.js";
+import { renderRun } from "./run.js";
 
 const page = document.getElementById("page");
 const live = { stamp: null, timer: null, current: null };
 
+// Pages by URL: a pattern over the hash's path (":name" captures a part) and the function
+// drawing it into the page. ``live: false`` pages show stored, unchanging things and are not
+// redrawn when the store changes. A new kind of item (benchmark results, generations) adds
+// its pages here and its lister in ``catalog.py``.
+const ROUTES = [
+  { pattern: "runs/:run/episodes/:episode/decisions/:decision", page: renderEpisode, live: false },
+  { pattern: "runs/:run/episodes/:episode", page: renderEpisode, live: false },
+  { pattern: "runs/:run", page: renderRun, live: true },
+  { pattern: "kind/:kind", page: renderHome, live: true },
+  { pattern: "", page: renderHome, live: true },
+];
+
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === "runs" && parts.length >= 2) {
-    if (parts[2] === "episodes" && parts.length >= 4) {
-      const decision = parts[4] === "decisions" && parts[5] !== undefined ? Number(parts[5]) : null;
-      return { name: "episode", run: parts[1], episode: Number(parts[3]), decision };
+  for (const route of ROUTES) {
+    const names = route.pattern.split("/").filter(Boolean);
+    if (names.length !== parts.length) continue;
+    const params = {};
+    if (names.every((name, i) => (name.startsWith(":") ? (params[name.slice(1)] = parts[i], true) : name === parts[i]))) {
+      for (const key of ["episode", "decision"]) if (key in params) params[key] = Number(params[key]);
+      return { ...route, params: { decision: null, ...params } };
     }
-    return { name: "run", run: parts[1] };
   }
-  const kind = parts[0] === "kind" ? parts[1] : null;
-  return { name: "home", kind };
+  return { pattern: "?", page: notFound, live: false, params: {} };
 }
 
-
-function statusBar(statuses, total) {
-  const bar = h("span", { class: "statusbar", title: Object.entries(statuses).map(([k, v]) => `${k}: ${v}`).join(", ") });
-  if (!total) return bar;
-  const order = ["success", "failed", "exceeded", "error"];
-  const rest = Object.entries(statuses).filter(([k]) => !order.includes(k)).reduce((a, [, v]) => a + v, 0);
-  for (const key of order) {
-    if (statuses[key]) bar.appendChild(h("span", { class: key, style: `width:${(100 * statuses[key]) / total}%` }));
-  }
-  if (rest) bar.appendChild(h("span", { class: "other", style: `width:${(100 * rest) / total}%` }));
-  return bar;
+async function notFound() {
+  const error = new Error(`no page at ${location.hash}`);
+  error.status = 404;
+  throw error;
 }
 
 // -- home ------------------------------------------------------------------------------------
-async function renderHome(route) {
+async function renderHome(page, route) {
   setCrumbs([["all items", null]]);
   const data = await getJSON("/api/items");
   const kinds = data.kinds;
@@ -88,64 +95,22 @@ function itemRow(item) {
     h("td", { title: fmtTime(item.updated_at) }, fmtAgo(item.updated_at)));
 }
 
-// -- a run ----------------------------------------------------------------------------------
-async function renderRun(route) {
-  const href = `#/runs/${encodeURIComponent(route.run)}`;
-  setCrumbs([["all items", "#/"], [route.run, null]]);
-  const run = await getJSON(`/api/runs/${encodeURIComponent(route.run)}`);
-  const eps = run.episodes;
-  const sum = (key) => eps.reduce((a, e) => a + (e[key] || 0), 0);
-  const card = (k, v, testid) => h("div", { class: "card" }, h("div", { class: "k" }, k), h("div", { class: "v", "data-testid": testid }, v));
-  const successes = eps.filter((e) => e.status === "success").length;
-  page.replaceChildren(
-    h("div", { class: "episode-head" }, h("h1", {}, run.name), pill(run.state),
-      h("span", { class: "mono muted" }, run.preset), h("span", { class: "muted" }, `agent ${run.agent ?? "?"}`),
-      h("span", { class: "muted" }, `started ${fmtTime(run.created_at)}`)),
-    h("div", { class: "cards" },
-      card("episodes", `${eps.length}${run.planned > eps.length ? ` / ${run.planned}` : ""}`, "card-episodes"),
-      card("success", `${successes} / ${eps.length}`, "card-success"),
-      card("stages passed", `${sum("stages_passed")} / ${sum("stages_total")}`),
-      card("optimal", fmtInt(sum("optimal"))), card("acceptable", fmtInt(sum("acceptable"))),
-      card("exceeded", fmtInt(sum("exceeded"))), card("tool calls", fmtInt(sum("tool_calls"))),
-      card("tokens", fmtInt(sum("total_tokens"))), card("agent wait", fmtSeconds(sum("agent_latency_s"))),
-      card("wall", fmtSeconds(sum("wall_s")))),
-    h("details", { class: "config" }, h("summary", {}, "configuration"), h("pre", {}, JSON.stringify(run.config, null, 2))),
-    h("h2", {}, "Episodes"),
-    h("div", { class: "panel" }, h("table", { class: "grid", "data-testid": "episodes" },
-      h("thead", {}, h("tr", {}, ["#", "seed", "status", "stages", "optimal", "acceptable", "exceeded",
-        "tool calls", "decisions", "tokens", "agent wait", "wall", "finished"].map((t, i) =>
-        h("th", { class: i > 2 && i < 12 ? "num" : "" }, t)))),
-      h("tbody", {}, eps.length ? eps.map((e) => {
-        const link = `${href}/episodes/${e.episode}`;
-        return h("tr", { class: "link", "data-episode": e.episode, onclick: () => { location.hash = link; } },
-          h("td", {}, h("a", { href: link }, `episode ${e.episode}`)), h("td", { class: "mono" }, e.seed),
-          h("td", {}, pill(e.status)), h("td", { class: "num" }, `${e.stages_passed}/${e.stages_total}`),
-          h("td", { class: "num" }, e.optimal), h("td", { class: "num" }, e.acceptable), h("td", { class: "num" }, e.exceeded),
-          h("td", { class: "num" }, e.tool_calls), h("td", { class: "num" }, e.decisions),
-          h("td", { class: "num" }, fmtInt(e.total_tokens)), h("td", { class: "num" }, fmtSeconds(e.agent_latency_s)),
-          h("td", { class: "num" }, fmtSeconds(e.wall_s)), h("td", { title: fmtTime(e.finished_at) }, fmtAgo(e.finished_at)));
-      }) : h("tr", {}, h("td", { colspan: 13, class: "empty" }, "No episode stored yet."))))));
-}
-
 // -- routing and live refresh ---------------------------------------------------------------
 async function render(soft = false) {
   const route = parseRoute();
-  const key = JSON.stringify({ ...route, decision: null });
-  if (soft && route.name === "episode") return;  // a stored episode never changes
-  if (route.name === "episode" && live.current && live.current.key === key && live.current.select) {
-    live.current.select(route.decision);
+  const key = JSON.stringify({ pattern: route.page.name, ...route.params, decision: null });
+  const same = live.current && live.current.key === key;
+  if (soft && (!route.live || !same)) return;
+  if (!soft && same && live.current.select) {  // another decision of the episode on screen
+    live.current.select(route.params.decision);
     return;
   }
   const scrollY = soft ? window.scrollY : 0;
   try {
-    if (route.name === "run") await renderRun(route);
-    else if (route.name === "episode") {
-      live.current = { key, select: await renderEpisode(page, route) };
-      return;
-    } else await renderHome(route);
-    live.current = { key, select: null };
+    const select = await route.page(page, route.params);
+    live.current = { key, select: typeof select === "function" ? select : null };
   } catch (error) {
-    live.current = null;
+    live.current = { key, select: null };  // a live page retries when the store changes
     page.replaceChildren(h("div", { class: "panel pad" }, h("h1", {}, error.status === 404 ? "Not found" : "Error"),
       h("p", { "data-testid": "error" }, error.message), h("p", {}, h("a", { href: "#/" }, "Back to the list"))));
   }

@@ -98,3 +98,16 @@ export function setCrumbs(items) {
   });
   document.getElementById("crumbs").replaceChildren(...nodes);
 }
+
+export function statusBar(statuses, total) {
+  const bar = h("span", { class: "statusbar", title: Object.entries(statuses).map(([k, v]) => `${k}: ${v}`).join(", ") });
+  if (!total) return bar;
+  const order = ["success", "failed", "exceeded", "error"];
+  const rest = Object.entries(statuses).filter(([k]) => !order.includes(k)).reduce((a, [, v]) => a + v, 0);
+  for (const key of order) {
+    if (statuses[key]) bar.appendChild(h("span", { class: key, style: `width:${(100 * statuses[key]) / total}%` }));
+  }
+  if (rest) bar.appendChild(h("span", { class: "other", style: `width:${(100 * rest) / total}%` }));
+  return bar;
+}
+

@@ -143,8 +143,8 @@ export class Replay {
       el.setAttribute("stroke-width", lifted ? "3" : "1.5");
       el.dataset.name = name;
       el.dataset.lifted = lifted ? "1" : "0";
-      el.dataset.x = pose[0].toFixed(3);
-      el.dataset.y = pose[1].toFixed(3);
+      el.dataset.x = pose[0].toFixed(4);
+      el.dataset.y = pose[1].toFixed(4);
       el.appendChild(s("title", {}, `${name}  x=${pose[0].toFixed(3)} y=${pose[1].toFixed(3)} z=${pose[2].toFixed(3)}`));
       g.push(el);
     }
