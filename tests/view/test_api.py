@@ -55,6 +55,11 @@ def test_run_episode_and_world_routes(api, viewer_store):
         assert response.status_code == 404 and response.json()["detail"]
 
 
+def test_only_loopback_host_names_are_answered(api):
+    assert api.get("/api/items", headers={"Host": "localhost:1234"}).status_code == 200
+    assert api.get("/api/items", headers={"Host": "rebound.example.com"}).status_code == 400
+
+
 def test_the_front_end_is_served(api):
     index = api.get("/")
     assert index.status_code == 200 and '<script type="module" src="/static/app.js">' in index.text

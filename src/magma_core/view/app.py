@@ -18,17 +18,23 @@ from typing import Any
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from magma_core.view.catalog import KINDS, list_items
 from magma_core.view.reader import StoreReader
 
 STATIC = Path(__file__).parent / "static"
+#: Host headers answered by default: loopback names only, so a web page elsewhere cannot read
+#: the store through a DNS name rebound to 127.0.0.1.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
-def create_app(folder: str | Path) -> FastAPI:
-    """The viewer app over the run store in ``folder`` (``folder/magma.db``)."""
+def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) -> FastAPI:
+    """The viewer app over the run store in ``folder`` (``folder/magma.db``), answering
+    requests whose Host is one of ``allowed_hosts``."""
     reader = StoreReader(folder)
     app = FastAPI(title="MAGMA viewer", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
     app.state.reader = reader
 
     @app.get("/", include_in_schema=False)

@@ -106,7 +106,6 @@ class FrameDrawer:
 
     def frame(self, state: dict | None, caption: Caption) -> Image.Image:
         """One RGB frame: the world ``state`` from above and the footer ``caption``."""
-        k = SUPERSAMPLE
         canvas = Image.new("RGB", self.area, BACKGROUND)
         if state:
             draw = ImageDraw.Draw(canvas, "RGBA")
@@ -115,7 +114,6 @@ class FrameDrawer:
         out = Image.new("RGB", (WIDTH, HEIGHT), (31, 38, 51))
         out.paste(picture, (0, 0))
         self._draw_footer(ImageDraw.Draw(out), caption)
-        del k
         return out
 
     def _polygon(self, pose: Sequence[float], half: Sequence[float]) -> list[tuple[float, float]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import uvicorn
 
-from magma_core.view.app import create_app
+from magma_core.view.app import LOOPBACK_HOSTS, create_app
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -40,7 +40,11 @@ def serve(
     called once the socket listens."""
     sock = bind(host, port)
     try:
-        config = uvicorn.Config(create_app(folder), log_level="warning", access_log=False)
+        # bound beyond loopback on purpose: any Host name may reach it
+        hosts = LOOPBACK_HOSTS if host in LOOPBACK_HOSTS else ("*",)
+        config = uvicorn.Config(
+            create_app(folder, allowed_hosts=hosts), log_level="warning", access_log=False
+        )
         if on_ready is not None:
             on_ready(url_of(sock))
         uvicorn.Server(config).run(sockets=[sock])
