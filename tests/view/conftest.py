@@ -15,10 +15,10 @@ import uvicorn
 from magma_core.agents import TraceAgent
 from magma_core.agents.base import Agent
 from magma_core.protocol.agent import AgentOutput, AgentRequest, AgentResponse
-from magma_core.runs import RunStore
 from magma_core.runs.loop import RunLoop
 from magma_core.scenarios import load_preset
 from magma_core.simulation.executor import Executor
+from magma_core.store import RunStore
 from magma_core.view import create_app
 from magma_core.view.server import bind, url_of
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from magma_core.runs import RunStore
+from magma_core.store import RunStore
 from magma_core.view.reader import StoreReader
 
 from .conftest import ViewerServer
@@ -87,15 +87,15 @@ def test_stamp_changes_when_an_episode_is_written(live_store):
 
 def _add_run(folder: Path, name: str) -> None:
     """Store one finished episode of run ``name``, copied from the ``machine`` run."""
-    from magma_core.runs.records import extract_rows, summarize
+    from magma_core.store import episode_rows, episode_summary
 
     with RunStore(folder / "magma.db") as store:
         record = store.episode_record("machine", 0)
         world = store.episode_world("machine", 0)
         store.open_run(name, "cube.Machine", {"agent": "trace", "episodes": 1})
-        rows = extract_rows(record)
+        rows = episode_rows(record)
         rows = type(rows)(rows.decisions, rows.tool_calls, rows.stage_outcomes, world)
-        store.save_episode(name, summarize(0, 3, record), record, rows)
+        store.save_episode(name, episode_summary(0, 3, record), record, rows)
 
 
 def test_magma_view_serves_on_loopback(viewer_store):

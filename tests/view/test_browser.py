@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from magma_core.runs import RunStore
+from magma_core.store import RunStore
 
 from .test_api import _add_run
 
@@ -164,9 +164,9 @@ def test_episodes_filter_by_status(page, viewer, live_store):
     _add_run(live_store, "mixed")
     with RunStore(live_store / "magma.db") as store:  # a second, failed episode
         record = store.episode_record("stuck", 0)
-        from magma_core.runs.records import extract_rows, summarize
+        from magma_core.store import episode_rows, episode_summary
 
-        store.save_episode("mixed", summarize(1, 9, record), record, extract_rows(record))
+        store.save_episode("mixed", episode_summary(1, 9, record), record, episode_rows(record))
     page.goto(viewer.url + "/#/runs/mixed")
     rows = page.locator("[data-testid=episodes] tbody tr[data-episode]")
     expect(rows).to_have_count(2)

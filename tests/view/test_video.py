@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from magma_core.cli import main
-from magma_core.runs import RunStore
+from magma_core.store import RunStore
 from magma_core.view.frames import HEIGHT, WIDTH
 from magma_core.view.video import (
     VideoError,

@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from magma_core.runs import RunStore
-from magma_core.runs.store import pack_world, unpack_world
 from magma_core.simulation.executor.world import compact_state, world_state
+from magma_core.store import RunStore
+from magma_core.store.run_store import pack_world, unpack_world
 
 pytestmark = pytest.mark.sim
 
