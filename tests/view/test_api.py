@@ -117,3 +117,36 @@ def test_magma_view_serves_on_loopback(viewer_store):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_reads_while_a_run_holds_a_write_transaction(live_store):
+    """WAL: the viewer reads the last committed state while a writer is mid-transaction."""
+    reader = StoreReader(live_store)
+    before = {r["name"] for r in reader.runs()}
+    writer = sqlite3.connect(live_store / "magma.db", isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute(
+            "INSERT INTO runs(name, preset, config, created_at, updated_at) VALUES (?,?,?,?,?)",
+            ("uncommitted", "cube.PickPlace", "{}", 0.0, 0.0),
+        )
+        assert {r["name"] for r in reader.runs()} == before  # not blocked, not seen
+        assert reader.episode("sorting", 0) is not None
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+def test_run_state_running_then_incomplete(tmp_path, monkeypatch):
+    import time
+
+    from magma_core.view import reader as reader_module
+
+    with RunStore(tmp_path / "magma.db") as store:
+        store.open_run("half", "cube.PickPlace", {"agent": "trace", "episodes": 3})
+    reader = StoreReader(tmp_path)
+    (run,) = reader.runs()
+    assert (run["state"], run["planned"], run["stored"]) == ("running", 3, 0)
+    later = time.time() + 3600
+    monkeypatch.setattr(reader_module.time, "time", lambda: later)
+    assert reader.runs()[0]["state"] == "incomplete"
