@@ -77,6 +77,8 @@ class Caption:
     title: str
     instruction: str
     action: str
+    position: int = 0  # decisions made so far
+    total: int = 0  # decisions in the episode
 
 
 def _font(size: int) -> ImageFont.ImageFont:
@@ -172,6 +174,14 @@ class FrameDrawer:
             draw.ellipse((x - 5 * k, y - 5 * k, x + 5 * k, y + 5 * k), fill="white", outline=color, width=3 * k)
 
     def _draw_footer(self, draw: ImageDraw.ImageDraw, caption: Caption) -> None:
+        if caption.total:  # the episode's progress, one tick per decision
+            left, right, y = 16, WIDTH - 16, HEIGHT - 14
+            draw.rounded_rectangle((left, y - 3, right, y + 3), radius=3, fill=(60, 70, 88))
+            done = left + (right - left) * caption.position / caption.total
+            draw.rounded_rectangle((left, y - 3, max(done, left + 6), y + 3), radius=3, fill=(92, 124, 250))
+            for k in range(1, caption.total):
+                x = left + (right - left) * k / caption.total
+                draw.line((x, y - 3, x, y + 3), fill=(31, 38, 51), width=2)
         top = HEIGHT - FOOTER + 12
         draw.text((16, top), caption.title, fill=(255, 255, 255), font=self.footer_fonts[18])
         lines = [("instruction", caption.instruction), ("action", caption.action)]

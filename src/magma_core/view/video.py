@@ -70,6 +70,7 @@ def captions(record: dict[str, Any], episode: int) -> list[Caption]:
             f" {stage_name(0)}",
             instruction=instruction,
             action="",
+            total=len(steps),
         )
     ]
     for i, step in enumerate(steps):
@@ -93,6 +94,8 @@ def captions(record: dict[str, Any], episode: int) -> list[Caption]:
                 f"  ·  {verdict}{status}",
                 instruction=instruction,
                 action=action,
+                position=i + 1,
+                total=len(steps),
             )
         )
     return out
