@@ -87,15 +87,24 @@ def test_stamp_changes_when_an_episode_is_written(live_store):
 
 def _add_run(folder: Path, name: str) -> None:
     """Store one finished episode of run ``name``, copied from the ``machine`` run."""
-    from magma_core.store import episode_rows, episode_summary
+    copy_episode(folder, "machine", 0, name, 0, world=True)
+
+
+def copy_episode(folder: Path, source: str, episode: int, name: str, index: int, *,
+                 world: bool) -> None:
+    """Store ``source``'s episode as episode ``index`` of run ``name`` (created if need be),
+    with or without its world states."""
+    from dataclasses import replace
+
+    from magma_core.store import EpisodeRows
 
     with RunStore(folder / "magma.db") as store:
-        record = store.episode_record("machine", 0)
-        world = store.episode_world("machine", 0)
-        store.open_run(name, "cube.Machine", {"agent": "trace", "episodes": 1})
-        rows = episode_rows(record)
-        rows = type(rows)(rows.decisions, rows.tool_calls, rows.stage_outcomes, world)
-        store.save_episode(name, episode_summary(0, 3, record), record, rows)
+        record = store.episode_record(source, episode)
+        summary = replace(store.episodes(source)[episode], episode=index)
+        rows = EpisodeRows(world=store.episode_world(source, episode) if world else None)
+        if store.get_run(name) is None:
+            store.open_run(name, "cube.Machine", {"agent": "trace", "episodes": 1})
+        store.save_episode(name, summary, record, rows)
 
 
 def test_magma_view_serves_on_loopback(viewer_store):

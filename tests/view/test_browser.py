@@ -15,7 +15,7 @@ import pytest
 
 from magma_core.store import RunStore
 
-from .test_api import _add_run
+from .test_api import _add_run, copy_episode
 
 pytestmark = pytest.mark.sim
 
@@ -162,11 +162,7 @@ def test_unknown_pages_say_so(page, viewer):
 
 def test_episodes_filter_by_status(page, viewer, live_store):
     _add_run(live_store, "mixed")
-    with RunStore(live_store / "magma.db") as store:  # a second, failed episode
-        record = store.episode_record("stuck", 0)
-        from magma_core.store import episode_rows, episode_summary
-
-        store.save_episode("mixed", episode_summary(1, 9, record), record, episode_rows(record))
+    copy_episode(live_store, "stuck", 0, "mixed", 1, world=False)  # a failed episode
     page.goto(viewer.url + "/#/runs/mixed")
     rows = page.locator("[data-testid=episodes] tbody tr[data-episode]")
     expect(rows).to_have_count(2)
