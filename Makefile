@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: venv demo test lint clean real-model-venv test-real-model bench-real-model
+.PHONY: venv demo test lint clean real-model-venv test-real-model bench-real-model chromium screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,7 +26,15 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: $(STAMP) lint
+# The viewer's browser tests drive Debian's Chromium (never a downloaded browser). Installed
+# here when missing and running as root; without it those tests skip and say why.
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) \
+		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
+	fi
+
+test: $(STAMP) lint chromium
 	$(BIN)/python -m pytest -n 2 -q
 
 # A real local model (opt-in): llama-cpp-python's server, built from source (about 8 minutes on
@@ -45,6 +53,10 @@ test-real-model: $(STAMP) $(REAL_STAMP)
 
 bench-real-model: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python benchmarks/real_model.py
+
+# Refresh the viewer's screenshots in docs/images (the README shows them).
+screenshots: $(STAMP) chromium
+	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py
 
 clean:
 	rm -rf $(VENV) $(REAL_VENV) .pytest_cache

@@ -16,6 +16,7 @@ from magma_core.cli.display import (
     totals_line,
     wrap_clauses,
 )
+from magma_core.cli.video import VIDEO_CHOICES, render_run_videos
 from magma_core.user_error import UserError
 
 
@@ -86,6 +87,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "object names) drawn from the scenario's randomisation YAML",
     )
     add_agent_options(parser)
+    parser.add_argument(
+        "--videos", choices=VIDEO_CHOICES, default=None,
+        help="also write an mp4 per episode (all, or failures) to OUT/videos/NAME/",
+    )
     parser.set_defaults(func=run)
 
 
@@ -152,6 +157,8 @@ def run(args: argparse.Namespace) -> int:
     totals = totals_line(result.summaries, elapsed_s=result.elapsed_s)
     console.print(wrap_clauses(totals, console.width), highlight=False)
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
+    if args.videos:
+        render_run_videos(args.out, result.name, result.summaries, args.videos, console)
     for line in result.failures:  # one line per failed worker
         print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)
     return 0 if result.ok else 1

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from magma_core.cli import CliError
 from magma_core.cli.display import make_console, results_table, totals_line, wrap_clauses
+from magma_core.cli.video import add_video_parser
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--output", type=Path, default=None,
                         help="file to write (default: standard output)")
     export.set_defaults(func=_export)
+    add_video_parser(actions)
 
 
 def _open(out: Path):

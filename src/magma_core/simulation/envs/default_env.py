@@ -97,6 +97,7 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         the uid for one robot (e.g. ``"panda"``), ``"<uid>-<i>"`` for several."""
         self.robot_init_qpos_noise = robot_init_qpos_noise
         self._observed_actors: dict[str, Actor] = {}
+        self._actor_shapes: dict[str, dict[str, Any]] = {}
         kwargs.setdefault("control_mode", self.default_control_mode)
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
 
@@ -160,6 +161,7 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
     def _clear(self) -> None:
         super()._clear()
         self._observed_actors = {}
+        self._actor_shapes = {}
 
     def _load_scene(self, options: dict) -> None:
         """Build the table and ground. Subclasses call this first, then build their objects."""
@@ -186,11 +188,13 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         initial_z: float | None = None,
         collision: bool = True,
         observe: bool = True,
+        kind: str = "object",
     ) -> Actor:
         """A box actor resting on the table (``initial_z`` defaults to its half height).
 
         ``half_size`` is one number (a cube) or three. ``observe=True`` puts its pose in
-        ``obs["extra"][name]``.
+        ``obs["extra"][name]``. Its shape, colour and ``kind`` are kept for replays
+        (:attr:`actor_shapes`).
         """
         if body_type not in BODY_TYPES:
             raise ValueError(f"body_type must be one of {BODY_TYPES}, got {body_type!r}")
@@ -208,6 +212,9 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         )
         if observe:
             self.observe_pose(name, actor)
+        self._actor_shapes[name] = {
+            "shape": "box", "half_size": half, "color": [float(c) for c in color], "kind": kind
+        }
         return actor
 
     def build_zone(
@@ -233,7 +240,14 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
             initial_xy=center_xy,
             collision=collision,
             observe=observe,
+            kind="zone",
         )
+
+    @property
+    def actor_shapes(self) -> dict[str, dict[str, Any]]:
+        """Name → shape (``box`` with ``half_size``), colour and kind (``object``/``zone``)
+        of every actor built with :meth:`build_box` or :meth:`build_zone`."""
+        return {name: dict(shape) for name, shape in self._actor_shapes.items()}
 
     def observe_pose(self, name: str, actor: Actor) -> None:
         """Put ``actor``'s pose ``[N, 7]`` into ``obs["extra"][name]``."""

@@ -21,6 +21,7 @@ import torch
 from mani_skill.envs.sapien_env import BaseEnv
 from mani_skill.utils.registration import REGISTERED_ENVS
 
+from magma_core.simulation.envs import world_view
 from magma_core.simulation.envs.headless import backend_kwargs
 from magma_core.simulation.envs.world_options import split_world_options
 from magma_core.simulation.state import (
@@ -153,6 +154,15 @@ class SimBatch:
         """Root pose ``[N, 7]`` (xyz + wxyz) of one robot in every slot."""
         name = self.robot_name(robot)
         return self._gather(lambda env: _agent(env, name).robot.pose.raw_pose)
+
+    def robot_links(self, slot: int) -> dict[str, dict[str, Any]]:
+        """Robot name → xyz of its links, fingers and TCP in ``slot`` (for replays)."""
+        row = slot if self.backend == "gpu" else 0
+        return world_view.link_positions(self._env_of(slot), row)
+
+    def scene_geometry(self) -> dict[str, Any]:
+        """Shapes, colours and kinds of the world's actors, and its robots (for replays)."""
+        return world_view.scene_geometry(self._envs[0])
 
     # -- state -----------------------------------------------------------------------------
     def get_state(self) -> StateTree:
