@@ -14,6 +14,7 @@ ROOT = Path(magma_core.__file__).parent
 LAYERS = {
     "magma_core.simulation.data_structures": 1,
     "magma_core.user_error": 1,
+    "magma_core.text_safety": 1,
     "magma_core.simulation.goals": 2,
     "magma_core.simulation.errors": 2,
     "magma_core.simulation.stage": 2,

@@ -51,16 +51,21 @@ def build_judge(spec_text: str | None) -> Judge | None:
     return None if spec_text is None else judge_from_spec(spec_text)
 
 
-def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True) -> Agent:
-    """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace)."""
+def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True,
+                    timeout: float | None = None) -> Agent:
+    """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace);
+    ``timeout`` bounds each request of an ``http``/``openai`` agent."""
     from magma_core.agents import parse_spec
 
     trace = None
+    options: dict[str, Any] = {}
     if parse_spec(spec_text).kind == "trace":
         trace = task.perfect_trace()
         if trace is None:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")
-    return build_agent(spec_text, trace=trace, check=check)
+    elif timeout is not None:
+        options["timeout"] = timeout
+    return build_agent(spec_text, trace=trace, check=check, **options)
 
 
 @dataclass
@@ -90,7 +95,7 @@ def prepare(spec: RunSpec) -> RunParts:
     task = load_task(spec.target)
     judge = build_judge(spec.judge)
     check_task(task, judge, spec.target)
-    agent = build_run_agent(spec.agent, task)
+    agent = build_run_agent(spec.agent, task, timeout=spec.agent_timeout)
     return RunParts(task, agent, judge, getattr(agent, "check_warning", None))
 
 
@@ -138,6 +143,7 @@ def run_episodes(
             limits=spec.limits,
             listener=listener,
             episode_source=episode_source,
+            pacing=spec.pacing,
         ).run()
     finally:
         executor.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.runs.loop import LoopLimits
+from magma_core.runs.pipeline import Pacing
 from magma_core.store import EpisodeSummary
 from magma_core.user_error import UserError
 
@@ -51,6 +52,8 @@ class RunSpec:
     limits: LoopLimits = field(default_factory=LoopLimits)
     backend: str = "auto"
     env_options: dict[str, Any] = field(default_factory=dict)
+    pacing: Pacing = field(default_factory=Pacing)
+    agent_timeout: float | None = None
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -65,6 +68,8 @@ class RunSpec:
             check_run_name(self.name)
         if not isinstance(self.env_options, dict):
             raise UserError("env_options must be a dict")
+        if self.agent_timeout is not None and not self.agent_timeout > 0:
+            raise UserError(f"agent_timeout must be a positive number of seconds, got {self.agent_timeout!r}")
         object.__setattr__(self, "out", Path(self.out))
 
     @property
@@ -86,6 +91,10 @@ class RunSpec:
         }
         if self.env_options:
             config["env_options"] = self.env_options
+        if self.pacing != Pacing():
+            config["pacing"] = {k: getattr(self.pacing, k) for k in Pacing.__dataclass_fields__}
+        if self.agent_timeout is not None:
+            config["agent_timeout"] = self.agent_timeout
         return config
 
 
