@@ -5,9 +5,11 @@ Runs the same workload (trace agent, a fresh run store each time) as the real co
 rounds so machine noise hits both alike. Prints, per W, the median wall time of the whole
 command (start-up included: with W > 1 every worker imports the simulator and builds its own
 engine), episodes per second, the summed wall time of the episodes themselves, and the ratio
-of episodes per second (2 workers / 1 worker). Prints figures only; nothing is asserted.
+of episodes per second (2 workers / 1 worker) next to the issue's target for that count (1.4x
+for 48 episodes, 1.7x for 192), and the load average before each count. Prints figures only;
+nothing is asserted.
 
-    .venv/bin/python benchmarks/run_workers.py [--preset sorting.SortAll] [--episodes 8]
+    .venv/bin/python benchmarks/run_workers.py [--preset sorting.SortAll] [--episodes 48 192]
                                                [--slots 1] [--rounds 1]
 """
 
@@ -43,36 +45,48 @@ def run_once(preset: str, episodes: int, slots: int, workers: int, out: Path) ->
     return wall, totals
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="sorting.SortAll")
-    parser.add_argument("--episodes", type=int, default=8)
-    parser.add_argument("--slots", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=1)
-    args = parser.parse_args()
+TARGETS = {48: 1.4, 192: 1.7}
 
+
+def measure(preset: str, episodes: int, slots: int, rounds: int) -> None:
+    """Run and print one episode count."""
     walls: dict[int, list[float]] = {w: [] for w in WORKERS}
     episode_s: dict[int, list[float]] = {w: [] for w in WORKERS}
     successes: dict[int, list[int]] = {w: [] for w in WORKERS}
-    for _ in range(args.rounds):
+    load = os.getloadavg()[0]
+    for _ in range(rounds):
         for workers in WORKERS:
             with tempfile.TemporaryDirectory() as tmp:
-                wall, totals = run_once(args.preset, args.episodes, args.slots, workers, Path(tmp))
+                wall, totals = run_once(preset, episodes, slots, workers, Path(tmp))
             walls[workers].append(wall)
             episode_s[workers].append(totals["wall_s"])
             successes[workers].append(totals["success"])
 
-    print(f"{args.preset}, {args.episodes} episodes, {args.slots} slot(s) per worker, "
-          f"trace agent, {args.rounds} round(s), {os.cpu_count()} CPU cores")
+    print(f"{preset}, {episodes} episodes, {slots} slot(s) per worker, trace agent, "
+          f"{rounds} round(s), {os.cpu_count()} CPU cores, load average before: {load:.1f}, "
+          f"after: {os.getloadavg()[0]:.1f}")
     print(f"{'workers':>7}  {'wall s':>7}  {'episodes/s':>10}  {'episode s (sum)':>15}  success")
     rate = {}
     for workers in WORKERS:
         wall = statistics.median(walls[workers])
-        rate[workers] = args.episodes / wall
+        rate[workers] = episodes / wall
         print(f"{workers:>7}  {wall:>7.2f}  {rate[workers]:>10.2f}  "
               f"{statistics.median(episode_s[workers]):>15.2f}  "
-              f"{min(successes[workers])}/{args.episodes}")
-    print(f"episodes/s ratio, 2 workers / 1 worker: {rate[2] / rate[1]:.2f}")
+              f"{min(successes[workers])}/{episodes}")
+    target = TARGETS.get(episodes)
+    print(f"episodes/s ratio, 2 workers / 1 worker: {rate[2] / rate[1]:.2f}"
+          + (f"  (target >= {target})" if target else ""), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="sorting.SortAll")
+    parser.add_argument("--episodes", type=int, nargs="+", default=[48, 192])
+    parser.add_argument("--slots", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    for episodes in args.episodes:
+        measure(args.preset, episodes, args.slots, args.rounds)
 
 
 if __name__ == "__main__":

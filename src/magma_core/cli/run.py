@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.display import EpisodeProgress, make_console, results_table, totals_line
+from magma_core.text_safety import safe_text
 from magma_core.user_error import UserError
 
 
@@ -170,5 +171,6 @@ def run(args: argparse.Namespace) -> int:
     console.print(totals_line(result.summaries, elapsed_s=result.elapsed_s))
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
     for line in result.failures:  # one line per failed worker
-        print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)
+        print(f"magma: error: {safe_text(line)}; run the same command again to resume",
+              file=sys.stderr)
     return 0 if result.ok else 1

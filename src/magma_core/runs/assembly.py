@@ -8,6 +8,7 @@ function. Every mistake the user can fix is a one-line :class:`UserError`.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -103,8 +104,15 @@ def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
     env_options: dict[str, Any] | None = None,
 ) -> Executor:
-    """The engine with ``slots`` slots; a simulator that cannot start is a user error."""
+    """The engine with ``slots`` slots; a simulator that cannot start is a user error.
+
+    The objects alive now (the imported libraries, mostly) are first moved out of the garbage
+    collector's way (``gc.freeze``): ManiSkill calls ``gc.collect()`` while building a scene,
+    which otherwise walks all of torch and ManiSkill (seconds of start-up, and in a forked
+    worker it would copy the parent's pages)."""
     from magma_core.simulation.executor import Executor
+
+    gc.freeze()
 
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
