@@ -248,22 +248,37 @@ def run_in_workers(
     handles: list[WorkerHandle] = []
     try:
         for index in range(workers):
-            handles.append(_start_worker(context, target, job, index))
+            handles.append(_start_worker(context, target, job, index, handles))
         _supervise(handles, pending, listener)
     finally:
         _stop(handles)
     return [line for line in (h.failure() for h in handles) if line is not None]
 
 
-def _start_worker(context: Any, target: Callable, job: WorkerJob, index: int) -> WorkerHandle:
-    """Start one daemon worker with its end of a fresh pipe (the parent drops its copy)."""
+def _start_worker(context: Any, target: Callable, job: WorkerJob, index: int,
+                  started: list[WorkerHandle]) -> WorkerHandle:
+    """Start one daemon worker with its end of a fresh pipe (the parent drops its copy).
+
+    A forked worker also holds copies of the parent's pipe ends (its own and those of the
+    workers started before it): it closes them first, so that the parent's death reaches
+    every worker as a broken pipe."""
     parent_end, worker_end = context.Pipe(duplex=True)
+    inherited = [parent_end, *(h.conn for h in started)] if context.get_start_method() == "fork" else []
     process = context.Process(
-        target=target, args=(job, index, worker_end), name=f"magma-worker-{index}", daemon=True
+        target=_worker_entry, args=(target, job, index, worker_end, inherited),
+        name=f"magma-worker-{index}", daemon=True,
     )
     process.start()
     worker_end.close()
     return WorkerHandle(index, process, parent_end)
+
+
+def _worker_entry(target: Callable, job: WorkerJob, index: int, conn: Connection,
+                  inherited: list[Connection]) -> None:
+    """Close the parent's pipe ends a forked worker inherited, then run ``target``."""
+    for end in inherited:
+        end.close()
+    target(job, index, conn)
 
 
 def _supervise(handles: list[WorkerHandle], pending: deque[int], listener: Listener) -> None:
