@@ -28,17 +28,20 @@ from magma_core.protocol.agent import PROTOCOL_VERSION, AgentRequest
 ReplyHook = Callable[[Any, Any], tuple[int, bytes] | None]
 
 
-def lognormal_delay(mean_s: float, sigma: float, seed: int = 0) -> Callable[[Any], float]:
-    """Delays drawn from a log-normal of mean ``mean_s`` seconds and shape ``sigma``."""
+def lognormal_delay(mean_s: float, sigma: float, seed: int = 0) -> Callable[[Any], list[float]]:
+    """Per input of a request, a model latency drawn from a log-normal of mean ``mean_s``
+    seconds and shape ``sigma`` (the server answers a request after the longest of them, as
+    a server running its inputs' model calls side by side would)."""
     rng = random.Random(seed)
     lock = threading.Lock()
     mu = math.log(mean_s) - sigma * sigma / 2 if mean_s > 0 else 0.0
 
-    def delay(_: Any) -> float:
+    def delay(request: Any) -> list[float]:
+        count = len(request.get("inputs", [])) if isinstance(request, dict) else 1
         if mean_s <= 0:
-            return 0.0
+            return [0.0] * count
         with lock:
-            return rng.lognormvariate(mu, sigma)
+            return [rng.lognormvariate(mu, sigma) for _ in range(count)]
 
     return delay
 
@@ -46,9 +49,10 @@ def lognormal_delay(mean_s: float, sigma: float, seed: int = 0) -> Callable[[Any
 class LoopbackAgentServer:
     """Serves ``agent`` on ``127.0.0.1`` (a free port); ``url`` once started.
 
-    ``delays`` keeps every delay applied, for computing ideal bounds."""
+    ``delay(request)`` gives seconds to wait, or one latency per input (the longest is
+    waited); ``delays`` keeps every latency drawn, for computing ideal bounds."""
 
-    def __init__(self, agent: Agent, *, delay: Callable[[Any], float] | None = None,
+    def __init__(self, agent: Agent, *, delay: Callable[[Any], float | list[float]] | None = None,
                  reply: ReplyHook | None = None) -> None:
         self.agent = agent
         self.delay = delay or (lambda request: 0.0)
@@ -104,11 +108,12 @@ class LoopbackAgentServer:
     def handle(self, raw: bytes) -> tuple[int, bytes]:
         """The status and body answering one ``POST /v1/responses``."""
         data = json.loads(raw)
-        wait = self.delay(data)
+        drawn = self.delay(data)
+        latencies = drawn if isinstance(drawn, list) else [drawn]
         with self._lock:
             self.requests += 1
-            self.delays.append(wait)
-        time.sleep(wait)
+            self.delays.extend(latencies)
+        time.sleep(max(latencies, default=0.0))
         answer = self.agent.respond(AgentRequest.model_validate(data)).model_dump(mode="json")
         if self.reply is not None:
             replaced = self.reply(data, answer)
