@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -29,20 +30,24 @@ WORKERS = (1, 2)
 
 
 def run_once(preset: str, episodes: int, slots: int, workers: int, out: Path) -> tuple[float, dict]:
-    """Wall seconds of one ``magma run`` and the totals of its summary."""
+    """Wall seconds of one ``magma run`` and the totals of its summary (with ``cpu_s``: the
+    CPU seconds of the command and its workers)."""
     name = f"bench-w{workers}"
     command = [
         sys.executable, "-m", "magma_core.cli", "run", preset, "--agent", "trace",
         "--episodes", str(episodes), "--slots", str(slots), "--workers", str(workers),
         "--out", str(out), "--name", name,
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         sys.exit(f"magma run failed (workers={workers}):\n{proc.stdout}\n{proc.stderr}")
     totals = json.loads((out / f"{name}.summary.json").read_text())["totals"]
-    return wall, totals
+    return wall, {**totals, "cpu_s": cpu_s}
 
 
 TARGETS = {48: 1.4, 192: 1.7}
@@ -53,6 +58,7 @@ def measure(preset: str, episodes: int, slots: int, rounds: int) -> None:
     walls: dict[int, list[float]] = {w: [] for w in WORKERS}
     episode_s: dict[int, list[float]] = {w: [] for w in WORKERS}
     successes: dict[int, list[int]] = {w: [] for w in WORKERS}
+    cpu: dict[int, list[float]] = {w: [] for w in WORKERS}
     load = os.getloadavg()[0]
     for _ in range(rounds):
         for workers in WORKERS:
@@ -61,16 +67,17 @@ def measure(preset: str, episodes: int, slots: int, rounds: int) -> None:
             walls[workers].append(wall)
             episode_s[workers].append(totals["wall_s"])
             successes[workers].append(totals["success"])
+            cpu[workers].append(totals["cpu_s"])
 
     print(f"{preset}, {episodes} episodes, {slots} slot(s) per worker, trace agent, "
           f"{rounds} round(s), {os.cpu_count()} CPU cores, load average before: {load:.1f}, "
           f"after: {os.getloadavg()[0]:.1f}")
-    print(f"{'workers':>7}  {'wall s':>7}  {'episodes/s':>10}  {'episode s (sum)':>15}  success")
+    print(f"{'workers':>7}  {'wall s':>7}  {'CPU s':>7}  {'episodes/s':>10}  {'episode s (sum)':>15}  success")
     rate = {}
     for workers in WORKERS:
         wall = statistics.median(walls[workers])
         rate[workers] = episodes / wall
-        print(f"{workers:>7}  {wall:>7.2f}  {rate[workers]:>10.2f}  "
+        print(f"{workers:>7}  {wall:>7.2f}  {statistics.median(cpu[workers]):>7.2f}  {rate[workers]:>10.2f}  "
               f"{statistics.median(episode_s[workers]):>15.2f}  "
               f"{min(successes[workers])}/{episodes}")
     target = TARGETS.get(episodes)
