@@ -41,7 +41,6 @@ from magma_core.protocol.agent import (
     AgentRequest,
     AgentResponse,
 )
-from magma_core.text_safety import safe_value
 
 COMPONENT = "http_agent"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -187,7 +186,7 @@ class HttpAgent(Agent):
                 raw=reply.text, latency_s=reply.latency_s, attempts=reply.attempts,
             )
         try:
-            data = safe_value(json.loads(reply.text, parse_constant=_reject_constant))
+            data = json.loads(reply.text, parse_constant=_reject_constant)
         except (ValueError, RecursionError) as exc:
             return self._all_errors(request, "invalid_response", f"the reply is not JSON: {clip(str(exc), 200)}",
                                     raw=reply.text, latency_s=reply.latency_s, attempts=reply.attempts)
