@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.agents.base import Agent, usage_of
-from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput, AgentResponse
+from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput
 from magma_core.runs.pipeline import AgentOutage, Pacing, SlotAnswer, SlotPipeline
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
@@ -103,15 +103,6 @@ def decision_of(outputs: list[AgentOutput]) -> tuple[Any, dict | None]:
     code = safe_text(error.code) if error else "agent_error"
     message = safe_text(error.message) if error else "the agent returned no decision"
     return DecisionError(code, message), memory
-
-
-def usage_by_slot(response: AgentResponse) -> dict[int, dict[str, Any]]:
-    """Token counts the agent reported per input (first candidate), from its internal steps."""
-    out: dict[int, dict[str, Any]] = {}
-    for output in response.root if hasattr(response, "root") else response:
-        if output.source_id not in out:
-            out[output.source_id] = usage_counts(output)
-    return out
 
 
 def usage_counts(output: AgentOutput) -> dict[str, Any]:
