@@ -9,6 +9,7 @@ checks: exit status 0, no traceback, every episode stored exactly once, none sto
 ``error``, every stored string safe. Prints the replies sent per kind; exits 1 on a violation.
 
     .venv/bin/python benchmarks/fuzz_agent_replies.py [--replies 10000] [--seed 0] [--slots 8]
+                                                  [--good-share 0.2]
 """
 
 from __future__ import annotations
@@ -57,9 +58,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--slots", type=int, default=8)
     parser.add_argument("--chunk", type=int, default=400, help="episodes added per command")
+    parser.add_argument("--good-share", type=float, default=0.2, help="share of good replies")
     args = parser.parse_args()
 
-    hook = fuzzing_hook(seed=args.seed, good_share=0.4)
+    hook = fuzzing_hook(seed=args.seed, good_share=args.good_share)
     trace = load_task(args.preset).perfect_trace()
     started = time.perf_counter()
     episodes = 0
