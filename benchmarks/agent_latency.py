@@ -10,7 +10,7 @@ time)``, and the two ratios the issue targets (in-flight / ideal >= 0.85, in-fli
 >= 2 at 32 slots with sigma 0.8). Prints figures only; nothing is asserted.
 
     .venv/bin/python benchmarks/agent_latency.py [--preset cube.PickPlace] [--slots 8 32]
-        [--episodes-per-slot 3] [--mean 2.0] [--sigma 0.8] [--seed 0]
+        [--episodes-per-slot 6] [--mean 2.0] [--sigma 0.8] [--seed 0]
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="cube.PickPlace")
     parser.add_argument("--slots", type=int, nargs="+", default=[8, 32])
-    parser.add_argument("--episodes-per-slot", type=int, default=3)
+    parser.add_argument("--episodes-per-slot", type=int, default=6)
     parser.add_argument("--mean", type=float, default=2.0, help="mean agent delay, seconds")
     parser.add_argument("--sigma", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
