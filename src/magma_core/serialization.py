@@ -19,28 +19,42 @@ import enum
 import importlib
 import inspect
 import numbers
+from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import Any
 
 import torch
 
-from magma_core.simulation.data_structures.pose import Pose
-
 SPEC_KEYS = frozenset({"type", "arguments"})
 TYPE_TAG = "__magma_type__"
 
-# Bases a nested contract object may be loaded as (import path, attribute name). Loading a
-# nested spec naming any other class is refused, so a spec can never construct arbitrary code.
-_CONTRACT_BASES = (
-    ("magma_core.simulation.data_structures.instructions", "Instruction"),
-    ("magma_core.simulation.data_structures.situation", "StageInput"),
-    ("magma_core.simulation.goals.base", "BaseGoal"),
-    ("magma_core.simulation.errors.base", "BaseError"),
-    ("magma_core.simulation.stage.base", "BaseTaskStage"),
-    ("magma_core.simulation.stage.environment_transition", "BaseStageEnvironmentTransition"),
-    ("magma_core.simulation.stage.parameters", "StageGlobalParameters"),
-    ("magma_core.simulation.stage.parameters", "StageErrorParameters"),
-)
+# Bases a nested contract object may be loaded as. Loading a nested spec naming any other
+# class is refused, so a spec can never construct arbitrary code. The contract's base classes
+# (instructions, stage inputs, goals, errors, stages, transitions, stage parameters) register
+# themselves with :func:`contract_base` where they are defined: this layer-1 module never
+# reaches up to them. A nested spec's class imports its own base, so the base is registered
+# before the check is made.
+_CONTRACT_BASES: list[type] = []
+# Value types defined elsewhere in layer 1 that encode as tagged dicts (e.g. ``Pose``):
+# tag -> (class, encode to the tag's fields, decode from them).
+_VALUE_TYPES: dict[str, tuple[type, Callable[[Any], dict[str, Any]], Callable[[dict], Any]]] = {}
+
+
+def contract_base(cls: type) -> type:
+    """Class decorator: ``cls`` is a base that nested specs may be loaded as."""
+    if cls not in _CONTRACT_BASES:
+        _CONTRACT_BASES.append(cls)
+    return cls
+
+
+def register_value_type(
+    tag: str, cls: type, encode: Callable[[Any], dict[str, Any]], decode: Callable[[dict], Any],
+    keys: frozenset[str] | set[str],
+) -> None:
+    """Encode instances of ``cls`` as ``{TYPE_TAG: tag, **encode(value)}`` (fields ``keys``)."""
+    _VALUE_TYPES[tag] = (cls, encode, decode)
+    _TAG_KEYS[tag] = set(keys)
+    _DECODERS[tag] = decode
 
 
 # -- types ---------------------------------------------------------------------------------
@@ -67,8 +81,8 @@ def load_type(path: str) -> Any:
 
 
 def contract_bases() -> tuple[type, ...]:
-    """The classes a nested spec may name (imported lazily: they live above this module)."""
-    return tuple(getattr(importlib.import_module(m), name) for m, name in _CONTRACT_BASES)
+    """The classes a nested spec may name (those registered with :func:`contract_base`)."""
+    return tuple(_CONTRACT_BASES)
 
 
 # -- specs ---------------------------------------------------------------------------------
@@ -149,21 +163,21 @@ def encode_value(value: Any) -> Any:
             return {k: encode_value(v) for k, v in value.items()}
         return {TYPE_TAG: "mapping",
                 "value": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
-    if isinstance(value, Pose):
-        return {TYPE_TAG: "pose", "p": list(value.p), "q": list(value.q)}
+    for tag, (cls, encode, _) in _VALUE_TYPES.items():
+        if isinstance(value, cls):
+            return {TYPE_TAG: tag, **encode(value)}
     to_spec = getattr(value, "to_spec", None)
     if callable(to_spec) and not inspect.isclass(value):
         return {TYPE_TAG: "object", "spec": to_spec()}
     raise TypeError(f"Cannot serialise a value of type {type(value).__name__}")
 
 
-_TAG_KEYS = {
+_TAG_KEYS: dict[str, set[str]] = {
     "enum": {"type", "value"},
     "tensor": {"dtype", "value"},
     "path": {"value"},
     "tuple": {"value"},
     "mapping": {"value"},
-    "pose": {"p", "q"},
     "object": {"spec"},
 }
 
@@ -217,21 +231,16 @@ def _decode_mapping(data: dict[str, Any]) -> dict[Any, Any]:
     return {decode_value(k): decode_value(v) for k, v in items}
 
 
-def _decode_pose(data: dict[str, Any]) -> Pose:
-    return Pose(tuple(data["p"]), tuple(data["q"]))
-
-
 def _decode_object(data: dict[str, Any]) -> Any:
     return object_from_spec(data["spec"], contract_bases())
 
 
-_DECODERS = {
+_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "enum": _decode_enum,
     "tensor": _decode_tensor,
     "path": _decode_path,
     "tuple": _decode_tuple,
     "mapping": _decode_mapping,
-    "pose": _decode_pose,
     "object": _decode_object,
 }
 

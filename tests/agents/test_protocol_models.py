@@ -15,7 +15,7 @@ from magma_core.protocol.agent import (
     AgentOutput,
     AgentRequest,
     AgentResponse,
-    ToolCall,
+    AgentToolCall,
 )
 from magma_core.simulation.data_structures import Decision
 from magma_core.simulation.data_structures import ToolCall as EngineToolCall
@@ -95,7 +95,7 @@ def test_decision_conversions_round_trip():
     with pytest.raises(ValueError, match="names no robot"):
         AgentDecision.from_decision(engine)
     with pytest.raises(ValidationError):
-        ToolCall.model_validate({"name": "", "arguments": {}, "target_robot_name": "r"})
+        AgentToolCall.model_validate({"name": "", "arguments": {}, "target_robot_name": "r"})
 
 
 def test_json_round_trip():

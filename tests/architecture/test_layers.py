@@ -1,10 +1,14 @@
-"""DESIGN.md's layer rule, checked on the source: a module's top-level imports stay within
-what its layer may import (function-level imports are deliberate lazy edges, not checked)."""
+"""DESIGN.md's layer rule, checked on the source, whole: every import a module makes (at its
+top or inside a function) stays within what its layer may import; a deferred (function-level)
+import is allowed only where DEFERRED lists it with its reason; no two packages import each
+other. Imports under ``if TYPE_CHECKING:`` never run and are not counted."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 import magma_core
 
@@ -13,6 +17,7 @@ ROOT = Path(magma_core.__file__).parent
 # package prefix -> layer; the longest matching prefix wins.
 LAYERS = {
     "magma_core.simulation.data_structures": 1,
+    "magma_core.serialization": 1,
     "magma_core.user_error": 1,
     "magma_core.text_safety": 1,
     "magma_core.simulation.goals": 2,
@@ -20,7 +25,6 @@ LAYERS = {
     "magma_core.simulation.stage": 2,
     "magma_core.simulation.tools": 2,
     "magma_core.simulation.tasks": 2,
-    "magma_core.serialization": 2,
     "magma_core.simulation.state": 3,
     "magma_core.simulation.envs": 4,
     "magma_core.simulation.motion": 4,
@@ -37,22 +41,69 @@ LAYERS = {
 MAY_IMPORT = {1: {1}, 2: {1, 2}, 3: {1, 3}, 4: {1, 3, 4}, 5: {1, 2, 3, 4, 5}, 6: {1, 2, 6},
               7: {1, 2, 3, 4, 5, 6, 7}, 8: {1, 2, 3, 4, 5, 6, 7, 8}}
 SIMULATOR = ("mani_skill", "sapien", "gymnasium")
+SIMULATOR_LAYERS = {4}
+
+# The deferred imports, by (importing package prefix, imported prefix), each with its reason.
+# Only what defers a real cost belongs here; anything else is imported at the module's top.
+DEFERRED = {
+    ("magma_core.cli", "magma_core."):
+        "`magma --help` and each subcommand load only what that subcommand needs",
+    ("magma_core.cli", "fastapi"): "only `magma serve-agent` pays for the web server",
+    ("magma_core.cli", "uvicorn"): "only `magma serve-agent` pays for the web server",
+    ("magma_core.cli", "readline"): "only an interactive `magma test-tools` loads readline",
+    ("magma_core.protocol.agent", "magma_core.simulation.data_structures"):
+        "agent servers speak the protocol without importing torch (engine decisions need it)",
+    ("magma_core.scenarios.registry", "magma_core.simulation.tasks"):
+        "listing scenarios reads manifests only; loading a preset needs the task classes",
+    ("magma_core.simulation.executor.executor", "magma_core.simulation.envs"):
+        "the simulator is imported only when an executor builds its own SimBatch",
+    ("magma_core.simulation.executor.motion", "magma_core.simulation.motion"):
+        "the simulator is imported only when the engine drives a real SimBatch",
+}
+CHECKED_THIRD_PARTY = ("fastapi", "uvicorn", "readline", *SIMULATOR)
 
 
 def layer_of(module: str) -> int | None:
+    package = package_of(module)
+    return None if package is None else LAYERS[package]
+
+
+def package_of(module: str) -> str | None:
     matches = [p for p in LAYERS if module == p or module.startswith(p + ".")]
-    return LAYERS[max(matches, key=len)] if matches else None
+    return max(matches, key=len) if matches else None
 
 
-def top_level_imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text())
-    names: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.append(node.module)
-    return names
+def _type_checking_block(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def imports(source: str) -> list[tuple[str, bool]]:
+    """(imported module, deferred) for every import statement that can run."""
+    tree = ast.parse(source)
+    found: list[tuple[str, bool]] = []
+
+    def visit(node: ast.AST, deferred: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking_block(child):
+                for sub in child.orelse:  # the else branch does run
+                    visit(sub, deferred)
+                continue
+            inner = deferred or isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+            )
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, inner) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                assert child.level == 0, "relative imports are not used in magma_core"
+                found.append((child.module or "", inner))
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
 
 
 def modules() -> list[tuple[str, Path]]:
@@ -64,22 +115,92 @@ def modules() -> list[tuple[str, Path]]:
     return out
 
 
+def _within(module: str, prefix: str) -> bool:
+    prefix = prefix.rstrip(".")
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def deferral_reason(module: str, imported: str) -> str | None:
+    """The listed reason for ``module`` deferring its import of ``imported``, if any."""
+    for (importer, target), reason in DEFERRED.items():
+        if _within(module, importer) and _within(imported, target):
+            return reason
+    return None
+
+
+def layer_violations(name: str, source: str) -> list[str]:
+    """What is wrong with the imports of module ``name`` (whose source is ``source``)."""
+    layer = layer_of(name)
+    if layer is None:
+        return []
+    broken = []
+    for imported, deferred in imports(source):
+        if imported.startswith(SIMULATOR) and layer not in SIMULATOR_LAYERS:
+            broken.append(f"{name} imports the simulator ({imported})")
+        target = layer_of(imported)
+        if target is not None and target not in MAY_IMPORT[layer]:
+            broken.append(f"{name} (layer {layer}) imports {imported} (layer {target})")
+        crosses = target is not None and package_of(imported) != package_of(name)
+        if deferred and (crosses or imported.split(".")[0] in CHECKED_THIRD_PARTY):
+            if deferral_reason(name, imported) is None:
+                broken.append(f"{name} defers importing {imported} without a listed reason")
+    return broken
+
+
 def test_every_module_has_a_layer():
     packages = {"magma_core", "magma_core.simulation"}  # namespaces holding the layers
     missing = [name for name, _ in modules() if name not in packages and layer_of(name) is None]
     assert missing == []
 
 
-def test_no_module_imports_a_layer_it_may_not():
+def test_no_module_imports_a_layer_it_may_not_even_inside_a_function():
     broken = []
     for name, path in modules():
-        layer = layer_of(name)
-        if layer is None:
-            continue
-        for imported in top_level_imports(path):
-            if imported.startswith(SIMULATOR) and layer != 4:
-                broken.append(f"{name} imports the simulator ({imported})")
-            target = layer_of(imported)
-            if target is not None and target not in MAY_IMPORT[layer]:
-                broken.append(f"{name} (layer {layer}) imports {imported} (layer {target})")
+        broken += layer_violations(name, path.read_text())
     assert broken == []
+
+
+def test_no_two_packages_import_each_other():
+    edges: set[tuple[str, str]] = set()
+    for name, path in modules():
+        here = package_of(name)
+        for imported, _ in imports(path.read_text()):
+            there = package_of(imported)
+            if here and there and here != there:
+                edges.add((here, there))
+    mutual = sorted((a, b) for a, b in edges if (b, a) in edges and a < b)
+    assert mutual == []
+
+
+def test_every_listed_deferral_is_still_used():
+    used = set()
+    for name, path in modules():
+        for imported, deferred in imports(path.read_text()):
+            if deferred:
+                used |= {key for key in DEFERRED
+                         if _within(name, key[0]) and _within(imported, key[1])}
+    assert set(DEFERRED) - used == set()
+
+
+# -- the checker itself catches what it must --------------------------------------------------
+@pytest.mark.parametrize(
+    "name, source, expected",
+    [
+        ("magma_core.simulation.executor.batch",
+         "def f():\n    from magma_core.runs import run\n", "(layer 5) imports magma_core.runs"),
+        ("magma_core.simulation.state.ops",
+         "def f():\n    import mani_skill\n", "imports the simulator"),
+        ("magma_core.agents.spec",
+         "def f():\n    from magma_core.store import open_store\n", "(layer 6) imports"),
+        ("magma_core.runs.entry",
+         "def f():\n    from magma_core.simulation.envs import SimBatch\n",
+         "defers importing magma_core.simulation.envs without a listed reason"),
+    ],
+)
+def test_an_upward_or_unlisted_import_inside_a_function_is_caught(name, source, expected):
+    assert any(expected in line for line in layer_violations(name, source))
+
+
+def test_type_checking_imports_are_not_counted():
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from magma_core.runs import run\n"
+    assert layer_violations("magma_core.simulation.executor.batch", source) == []

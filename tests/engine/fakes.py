@@ -44,7 +44,7 @@ class FakeSim:
         self.reset(seed=0)
 
     # -- SimBatch API ------------------------------------------------------------------------
-    def agents(self, slot: int = 0) -> dict[str, Any]:
+    def robots(self, slot: int = 0) -> dict[str, Any]:
         return {"panda": object()}
 
     def reset(self, seed: Any = None, slots: Iterable[int] | None = None) -> dict[str, Any]:

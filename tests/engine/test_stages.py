@@ -80,7 +80,7 @@ def test_no_action_on_an_action_stage(world) -> None:
     assert out.message.startswith("No action")
     assert out.next_view.kind == "env"
     step = executor.record(0).steps[0]
-    assert step.decision["say"] == "I will think about it." and step.tool_calls == 0
+    assert step.decision.say == "I will think about it." and step.tool_calls == 0
 
 
 # -- boundaries ----------------------------------------------------------------------------------
@@ -209,7 +209,9 @@ def test_executor_without_judge_refuses_judge_stages(fake) -> None:
 def test_judge_object_with_ok_attribute_is_accepted(fake) -> None:
     class OkJudge:
         def judge(self, rule: str, question: str, answer: str):
-            return type("V", (), {"ok": True, "reason": "fine"})()
+            from magma_core.judge import Verdict
+
+            return Verdict(ok=True, reason="fine")
 
     out = fake(make_task([AskStage()]), judge=OkJudge()).executor.submit({0: say("x")})[0]
     assert out.status == SUCCESS
@@ -249,7 +251,7 @@ def test_say_with_calls_runs_the_calls(world) -> None:
     decision = act("pick", object="cube")
     decision.say = "Picking."
     out = executor.submit({0: decision})[0]
-    assert out.calls[0].ok and executor.record(0).steps[0].decision["say"] == "Picking."
+    assert out.calls[0].ok and executor.record(0).steps[0].decision.say == "Picking."
 
 
 @pytest.mark.sim

@@ -115,3 +115,20 @@ def test_a_store_of_another_schema_version_is_refused(tmp_path):
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     with pytest.raises(sqlite3.DatabaseError, match="schema version 1"):
         RunStore(path)
+
+
+def test_resume_selects_exactly_the_episodes_not_stored_in_order(tmp_path):
+    from magma_core.runs.loop import RunLoop
+
+    with RunStore(tmp_path / "magma.db") as store:
+        store.open_run("r", "p.X", {})
+        store.open_run("other", "p.X", {})
+        assert store.pending_episodes("r", 4) == [0, 1, 2, 3]
+        for k in (0, 2, 5):
+            store.save_episode("r", _summary(k), {})
+        store.save_episode("other", _summary(1), {})  # another run's episodes do not count
+        assert store.pending_episodes("r", 7) == [1, 3, 4, 6]
+        assert store.pending_episodes("r", 3) == [1]  # stored beyond the range: ignored
+        assert store.pending_episodes("r", 1) == []
+        loop = RunLoop(None, None, None, store, "r", episodes=7, seed=0)  # type: ignore[arg-type]
+        assert list(loop.pending()) == [1, 3, 4, 6]

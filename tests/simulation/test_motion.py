@@ -134,13 +134,15 @@ def test_execution_groups_delay_later_members(two_arms):
     left = [Pose((0.0, -0.35, 0.25), DOWN), Pose((0.05, -0.3, 0.2), DOWN)]
     right = [Pose((0.0, 0.35, 0.25), DOWN), Pose((0.05, 0.3, 0.2), DOWN)]
 
-    first, second = runner.run([MotionPlan(0, left, 0, "g"), MotionPlan(0, right, 1, "g")])
+    run = runner.run([MotionPlan(0, left, 0, "g"), MotionPlan(0, right, 1, "g")])
+    first, second = run.results
+    assert run.steps >= second.end_step and run.failures() == {}
     assert first.ok and second.ok
     assert second.start_step >= first.end_step > 0
 
     a, b = runner.run(
         [MotionPlan(0, list(reversed(left)), 0), MotionPlan(0, list(reversed(right)), 1)]
-    )
+    ).results
     assert a.ok and b.ok and a.start_step == b.start_step == 0
     tcp = two_arms.observe()["extra"]
     assert float(tcp["tcp_0"][0, 1]) < -0.3 and float(tcp["tcp_1"][0, 1]) > 0.3

@@ -123,3 +123,10 @@ def test_bad_slots_raise(batch3):
         batch3.save_slot(3)
     with pytest.raises(IndexError):
         batch3.set_state(batch3.get_state(), slots=[-1])
+
+
+def test_sim_batch_is_the_engines_simulator(batch1):
+    from magma_core.simulation.executor import Simulator
+
+    assert isinstance(batch1, Simulator)
+    assert list(batch1.robots(0)) == batch1.robot_names

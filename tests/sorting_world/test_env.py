@@ -120,7 +120,7 @@ def _reach(batch, robot: int, xy, z: float) -> bool:
     from magma_core.simulation.motion import ArmKinematics
 
     name = batch.robot_names[robot]
-    kin = ArmKinematics(batch.agents(0)[name])
+    kin = ArmKinematics(batch.robots(0)[name])
     raw = batch.robot_base_pose(robot)[0].double().numpy()
     base_inv = sapien.Pose(raw[:3], raw[3:]).inv()
     rest = kin.rest_qpos[kin.layout.arm]

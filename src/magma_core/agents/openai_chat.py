@@ -33,7 +33,7 @@ from typing import Any
 from magma_core.agents._http import clip
 from magma_core.agents.base import AgentCheckError, Candidate, CandidateAgent, robot_names
 from magma_core.agents.chat_client import DEFAULT_BASE_URL, ChatClient, ChatError
-from magma_core.protocol.agent import AgentDecision, AgentInfo, AgentInput, ToolCall
+from magma_core.protocol.agent import AgentDecision, AgentInfo, AgentInput, AgentToolCall
 
 CHECK_TIMEOUT_S = 10.0
 
@@ -191,7 +191,7 @@ def parse_message(
     raw_calls = message.get("tool_calls") or []
     if not isinstance(raw_calls, list):
         raise ReplyError("invalid_reply", "tool_calls is not a list")
-    calls: list[ToolCall] = []
+    calls: list[AgentToolCall] = []
     wire_calls: list[dict[str, Any]] = []
     for i, raw in enumerate(raw_calls):
         function = raw.get("function") if isinstance(raw, dict) else None
@@ -212,7 +212,7 @@ def parse_message(
         sent = dict(arguments)
         robot = _robot(arguments, robots, robot_param, i, wire)
         call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else f"call_{i}"
-        calls.append(ToolCall(name=names[wire], arguments=arguments, target_robot_name=robot))
+        calls.append(AgentToolCall(name=names[wire], arguments=arguments, target_robot_name=robot))
         wire_calls.append({"id": call_id, "type": "function", "function": {"name": wire, "arguments": json.dumps(sent)}})
     assistant: dict[str, Any] = {"role": "assistant", "content": say}
     if wire_calls:

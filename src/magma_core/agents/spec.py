@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from magma_core.agents.base import Agent, AgentCheckError
+from magma_core.agents.http import HttpAgent
+from magma_core.agents.openai_chat import OpenAIChatAgent
+from magma_core.agents.trace import TraceAgent
 from magma_core.user_error import UserError
 
 SPEC_FORMS = "'trace', 'openai:MODEL[@BASE_URL]' or 'http://HOST:PORT'"
@@ -64,15 +67,9 @@ def from_spec(text: str, *, trace: Any = None, **options: Any) -> Agent:
     if spec.kind == "trace":
         if trace is None:
             raise AgentSpecError("the trace agent needs a task's perfect trace")
-        from magma_core.agents.trace import TraceAgent
-
         return TraceAgent(trace, **options)
     if spec.kind == "openai":
-        from magma_core.agents.openai_chat import OpenAIChatAgent
-
         return OpenAIChatAgent(spec.base_url, spec.model, **options)
-    from magma_core.agents.http import HttpAgent
-
     return HttpAgent(spec.url, **options)
 
 

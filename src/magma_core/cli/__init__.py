@@ -22,7 +22,7 @@ SUBCOMMANDS = (
     "magma_core.cli.run",
     "magma_core.cli.runs",
     "magma_core.cli.scenarios",
-    "magma_core.cli.test_tools",
+    "magma_core.cli.tool_tester",
     "magma_core.cli.serve_agent",
 )
 

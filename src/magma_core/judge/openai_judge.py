@@ -8,6 +8,7 @@ from typing import Any
 
 from magma_core.agents._http import clip
 from magma_core.agents.chat_client import ChatClient, ChatError
+from magma_core.agents.spec import AgentSpecError, parse_spec
 from magma_core.judge.base import EMPTY_ANSWER_REASON, AcceptAllJudge, Judge, Verdict
 from magma_core.text_safety import safe_text
 
@@ -105,8 +106,6 @@ class OpenAIJudge:
 
 def from_spec(text: str, **options: Any) -> Judge:
     """``none`` -> :class:`AcceptAllJudge`; ``openai:MODEL[@BASE_URL]`` -> :class:`OpenAIJudge`."""
-    from magma_core.agents.spec import AgentSpecError, parse_spec
-
     if text.strip() == "none":
         return AcceptAllJudge()
     spec = parse_spec(text)

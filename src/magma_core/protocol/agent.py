@@ -120,7 +120,7 @@ class AgentRequest(ContractModel):
         ]
 
 
-class ToolCall(ContractModel):
+class AgentToolCall(ContractModel):
     """One tool call aimed at one robot."""
 
     name: NonEmptyStr
@@ -128,7 +128,7 @@ class ToolCall(ContractModel):
     target_robot_name: NonEmptyStr
 
     @classmethod
-    def from_engine(cls, call: Any, default_robot: str | None = None) -> ToolCall:
+    def from_engine(cls, call: Any, default_robot: str | None = None) -> AgentToolCall:
         """Build from the engine's ``ToolCall``; a call without a robot takes ``default_robot``."""
         robot = call.target_robot_name or default_robot
         if not robot:
@@ -146,14 +146,14 @@ class AgentDecision(ContractModel):
     """A candidate's decision: a message, tool calls, both (the consumer decides) or neither."""
 
     say: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[AgentToolCall] = Field(default_factory=list)
 
     @classmethod
     def from_decision(cls, decision: Decision, default_robot: str | None = None) -> AgentDecision:
-        """Build from the engine's ``Decision``; see :meth:`ToolCall.from_engine`."""
+        """Build from the engine's ``Decision``; see :meth:`AgentToolCall.from_engine`."""
         return cls(
             say=decision.say,
-            tool_calls=[ToolCall.from_engine(c, default_robot) for c in decision.tool_calls],
+            tool_calls=[AgentToolCall.from_engine(c, default_robot) for c in decision.tool_calls],
         )
 
     def to_decision(self) -> Decision:
@@ -273,5 +273,5 @@ __all__ = [
     "ContractModel",
     "Identifier",
     "JsonObject",
-    "ToolCall",
+    "AgentToolCall",
 ]

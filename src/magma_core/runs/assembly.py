@@ -13,11 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from magma_core.agents import Agent, build_agent
+from magma_core.agents import Agent, build_agent, parse_spec
 from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
 from magma_core.runs.loop import Listener, RunLoop
 from magma_core.scenarios import load_preset
+from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.tasks import BaseTask
 from magma_core.store import EpisodeSummary, RunStore
@@ -25,7 +26,6 @@ from magma_core.user_error import UserError
 
 if TYPE_CHECKING:
     from magma_core.runs.spec import RunSpec
-    from magma_core.simulation.executor import Executor
 
 
 def load_task(target: str) -> BaseTask:
@@ -56,8 +56,6 @@ def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True,
                     timeout: float | None = None) -> Agent:
     """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace);
     ``timeout`` bounds each request of an ``http``/``openai`` agent."""
-    from magma_core.agents import parse_spec
-
     trace = None
     options: dict[str, Any] = {}
     if parse_spec(spec_text).kind == "trace":
@@ -110,10 +108,7 @@ def open_executor(
     collector's way (``gc.freeze``): ManiSkill calls ``gc.collect()`` while building a scene,
     which otherwise walks all of torch and ManiSkill (seconds of start-up, and in a forked
     worker it would copy the parent's pages)."""
-    from magma_core.simulation.executor import Executor
-
     gc.freeze()
-
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
                         env_options=env_options)

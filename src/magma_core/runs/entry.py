@@ -23,6 +23,7 @@ from typing import Any
 from magma_core.runs.assembly import RunParts, prepare, run_episodes
 from magma_core.runs.loop import AgentOutage, Listener
 from magma_core.runs.spec import RunResult, RunSpec, check_resume
+from magma_core.runs.workers import WorkerJob, run_in_workers
 from magma_core.store import EpisodeSummary, RunStore, open_store
 
 
@@ -100,8 +101,6 @@ def _run_here(spec: RunSpec, parts: RunParts, store: RunStore, todo: int,
 def _run_in_workers(spec: RunSpec, store: RunStore, todo: list[int],
                     listener: Listener) -> list[str]:
     """The ``todo`` episodes in worker processes; one line per failed worker."""
-    from magma_core.runs.workers import WorkerJob, run_in_workers
-
     workers = min(spec.workers, len(todo))
     job = WorkerJob(spec=spec, slots=min(spec.slots, -(-len(todo) // workers)),
                     store_path=Path(store.path).resolve())

@@ -16,15 +16,19 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magma_core.agents.base import Agent, usage_of
 from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput
 from magma_core.runs.pipeline import AgentOutage, Pacing, SlotAnswer, SlotPipeline
 from magma_core.simulation.data_structures import Decision, DecisionError
-from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
+from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
+from magma_core.simulation.tasks import BaseTask
 from magma_core.store import EpisodeSummary, RunStore, episode_rows, episode_summary
 from magma_core.text_safety import safe_text, safe_value
+
+if TYPE_CHECKING:
+    from magma_core.simulation.executor import Executor
 
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
@@ -60,7 +64,7 @@ class EpisodeState:
 Listener = Callable[[str, EpisodeState, Any], None]  # (event, episode, payload)
 
 
-def initial_memory(task: Any) -> dict[str, Any]:
+def initial_memory(task: BaseTask) -> dict[str, Any]:
     """The agent memory an episode starts with: the task's memory (and history, if any)."""
     situation = task.situation_init
     memory = copy.deepcopy(situation.memory)
@@ -69,14 +73,14 @@ def initial_memory(task: Any) -> dict[str, Any]:
     return memory
 
 
-def instruction_content(view: Any) -> str:
+def instruction_content(view: AgentView) -> str:
     """The text of the view's input. A delayed input (an interruption after an action stage)
     carries the last batch's status before the user's words: both reach the agent."""
-    messages = [m.content for m in getattr(view, "messages", []) if m.content]
+    messages = [m.content for m in view.messages if m.content]
     return "\n\n".join(messages) if len(messages) > 1 else view.instruction
 
 
-def build_input(slot: int, view: Any, memory: dict[str, Any]) -> AgentInput:
+def build_input(slot: int, view: AgentView, memory: dict[str, Any]) -> AgentInput:
     """The protocol input for one slot's current view."""
     attributes = copy.deepcopy(view.attributes)
     attributes.setdefault("known_robots", list(view.robot_names))
@@ -121,9 +125,9 @@ class RunLoop:
 
     def __init__(
         self,
-        task: Any,
+        task: BaseTask,
         agent: Agent,
-        executor: Any,
+        executor: Executor,
         store: RunStore,
         run_name: str,
         *,
@@ -148,8 +152,7 @@ class RunLoop:
 
     def pending(self) -> deque[int]:
         """The episodes of this run not yet in the store, in order."""
-        done = self.store.finished_episodes(self.run_name)
-        return deque(k for k in range(self.episodes) if k not in done)
+        return deque(self.store.pending_episodes(self.run_name, self.episodes))
 
     def run(self) -> list[EpisodeSummary]:
         """Run every pending episode; return the summaries of those finished in this call.
@@ -161,7 +164,7 @@ class RunLoop:
         active: dict[int, EpisodeState] = {}
         finished: list[EpisodeSummary] = []
         with SlotPipeline(self.agent, self.pacing, self.executor.num_slots) as pipeline:
-            views: dict[int, Any] = {}
+            views: dict[int, AgentView] = {}
             started, more = self._fill(free, source, active)
             self._ask(pipeline, started, active, views)
             ready: dict[int, SlotAnswer] = {}
@@ -203,7 +206,7 @@ class RunLoop:
         return started, True
 
     def _ask(self, pipeline: SlotPipeline, slots: list[int], active: dict[int, EpisodeState],
-             views: dict[int, Any]) -> None:
+             views: dict[int, AgentView]) -> None:
         """Send the next input of each of ``slots`` (together, in the lockstep schedule)."""
         items = []
         for slot in sorted(slots):
@@ -224,7 +227,7 @@ class RunLoop:
         self.listener("start", state, self.executor.agent_view(slot))
 
     def _execute(self, ready: dict[int, SlotAnswer], active: dict[int, EpisodeState],
-                 views: dict[int, Any]) -> dict[int, Any]:
+                 views: dict[int, AgentView]) -> dict[int, StepOutcome]:
         """Count each answered slot's decision and execute them together."""
         decisions: dict[int, Any] = {}
         for slot, answer in sorted(ready.items()):
@@ -241,7 +244,7 @@ class RunLoop:
             decisions[slot] = decision
         return self.executor.submit(decisions)
 
-    def _should_end(self, state: EpisodeState, outcome: Any) -> bool:
+    def _should_end(self, state: EpisodeState, outcome: StepOutcome) -> bool:
         status = self.executor.status(state.slot)
         if status == JUDGE_UNAVAILABLE:
             raise AgentOutage(self.executor.record(state.slot).reason)
@@ -258,11 +261,13 @@ class RunLoop:
         return False
 
     def _finish(self, state: EpisodeState) -> EpisodeSummary:
-        record = self.executor.record(state.slot).to_dict()
-        record["episode"] = state.episode
-        record["agent_memory"] = state.memory
-        record["agent"] = state.agent_totals()
-        summary = episode_summary(state.episode, state.seed, record)
-        self.store.save_episode(self.run_name, summary, record, episode_rows(record))
+        record = self.executor.record(state.slot)
+        agent = state.agent_totals()
+        document = record.to_dict()
+        document["episode"] = state.episode
+        document["agent_memory"] = state.memory
+        document["agent"] = agent
+        summary = episode_summary(state.episode, state.seed, record, agent)
+        self.store.save_episode(self.run_name, summary, document, episode_rows(record))
         self.listener("end", state, summary)
         return summary

@@ -36,7 +36,9 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from magma_core.runs.assembly import prepare, run_episodes
 from magma_core.runs.spec import RunSpec
+from magma_core.store import RunStore
 from magma_core.user_error import UserError
 
 PARENT_GONE = (BrokenPipeError, ConnectionResetError, EOFError)
@@ -152,9 +154,6 @@ def start_method() -> str:
 
 def _run_episodes(job: WorkerJob, index: int, conn: Connection) -> None:
     """Build this worker's task, agent and judge, then run episodes as a one-process run does."""
-    from magma_core.runs.assembly import prepare, run_episodes
-    from magma_core.store import RunStore
-
     parts = prepare(job.spec)
     try:
         with RunStore(job.store_path) as store:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 
+
+@contract_base
 class Instruction:
     """Base of every instruction: some text content and a role."""
 
@@ -41,14 +44,10 @@ class Instruction:
         return {"content": self.content, "has_constraint": self.has_constraint}
 
     def to_spec(self) -> dict[str, Any]:
-        from magma_core.serialization import object_to_spec
-
         return object_to_spec(self, self._to_spec_arguments())
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Instruction:
-        from magma_core.serialization import object_from_spec
-
         return object_from_spec(spec, cls)
 
 

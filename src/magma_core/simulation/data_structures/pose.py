@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from magma_core.serialization import register_value_type
+
 
 @dataclass(frozen=True)
 class Pose:
@@ -47,12 +49,6 @@ class Pose:
         """Convert a ``sapien.Pose`` (or anything with ``.p`` and ``.q``)."""
         return cls(tuple(float(v) for v in pose.p), tuple(float(v) for v in pose.q))
 
-    def to_sapien(self) -> Any:
-        """Convert to ``sapien.Pose`` (imports sapien lazily)."""
-        import sapien
-
-        return sapien.Pose(p=list(self.p), q=list(self.q))
-
     @classmethod
     def coerce(cls, value: Any) -> Pose:
         """Accept a Pose, a sapien-like pose or a 7-vector."""
@@ -64,3 +60,11 @@ class Pose:
 
     def with_position(self, p: Sequence[float]) -> Pose:
         return Pose(tuple(p), self.q)
+
+
+register_value_type(
+    "pose", Pose,
+    encode=lambda pose: {"p": list(pose.p), "q": list(pose.q)},
+    decode=lambda data: Pose(tuple(data["p"]), tuple(data["q"])),
+    keys={"p", "q"},
+)

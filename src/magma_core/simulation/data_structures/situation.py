@@ -5,9 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 from magma_core.simulation.data_structures.instructions import EmptyInstruction, Instruction
 
 
+@contract_base
 class StageInput:
     """The declarative input of a stage: an instruction and the completion-answer flag.
 
@@ -53,8 +55,6 @@ class StageInput:
     __hash__ = None  # type: ignore[assignment]
 
     def to_spec(self) -> dict[str, Any]:
-        from magma_core.serialization import object_to_spec
-
         return object_to_spec(
             self,
             {
@@ -66,8 +66,6 @@ class StageInput:
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> StageInput:
-        from magma_core.serialization import object_from_spec
-
         return object_from_spec(spec, cls)
 
 

@@ -13,6 +13,9 @@ import warnings
 from functools import lru_cache
 from typing import Any
 
+import sapien.pysapien
+import sapien.render
+
 __all__ = ["backend_kwargs", "ensure_headless", "has_render_device", "is_patched"]
 
 _PATCHED = False
@@ -35,8 +38,6 @@ class _HeadlessRenderMaterial:
 @lru_cache(maxsize=1)
 def has_render_device() -> bool:
     """True when SAPIEN finds a device it can render with (probed once per process)."""
-    import sapien.render
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Failed to find system libvulkan..."
         try:
@@ -54,9 +55,6 @@ def ensure_headless() -> bool:
     global _PATCHED
     if _PATCHED or has_render_device():
         return _PATCHED
-    import sapien.pysapien
-    import sapien.render
-
     sapien.render.RenderMaterial = _HeadlessRenderMaterial  # used by mani_skill builders
     sapien.pysapien.render.RenderMaterial = _HeadlessRenderMaterial  # used by sapien.wrapper
     _PATCHED = True

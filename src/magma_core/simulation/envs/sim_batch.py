@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 from mani_skill.envs.sapien_env import BaseEnv
+from mani_skill.utils.registration import REGISTERED_ENVS
 
 from magma_core.simulation.envs.headless import backend_kwargs
 from magma_core.simulation.state import (
@@ -82,6 +83,11 @@ class SimBatch:
             backend = "gpu" if torch.cuda.is_available() else "cpu"
         if backend not in ("cpu", "gpu"):
             raise ValueError(f"backend must be 'auto', 'cpu' or 'gpu', got {backend!r}")
+        if env_id not in REGISTERED_ENVS:
+            raise ValueError(
+                f"env {env_id!r} is not registered: import the module that registers it "
+                "(a scenario's manifest lists it under environments)"
+            )
         self.env_id = env_id
         self.num_slots = num_slots
         self.backend = backend
@@ -114,8 +120,8 @@ class SimBatch:
         mode = self._envs[0].control_mode
         return mode if isinstance(mode, str) else next(iter(mode.values()))
 
-    def agents(self, slot: int = 0) -> dict[str, Any]:
-        """Robot name → ManiSkill agent holding ``slot`` (on GPU the batched agent)."""
+    def robots(self, slot: int = 0) -> dict[str, Any]:
+        """Robot name → the ManiSkill agent (robot) of ``slot`` (on GPU the batched agent)."""
         env = self._env_of(slot)
         agent = env.agent
         if hasattr(agent, "agents_dict"):

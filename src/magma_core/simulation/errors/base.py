@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from magma_core.serialization import SpecSerializable
+from magma_core.serialization import SpecSerializable, contract_base
 
 if TYPE_CHECKING:
     from magma_core.simulation.data_structures import Observation, ToolExecution, ToolResult
 
 
+@contract_base
 class BaseError(SpecSerializable):
     """An error a stage can inject into the tools that support it.
 

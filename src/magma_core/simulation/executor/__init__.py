@@ -5,8 +5,10 @@
 The simulator is only imported when an executor builds its own ``SimBatch``.
 """
 
-from magma_core.simulation.executor.batch import MAX_PLANNER_RETRIES, MotionDriver, MotionReport
+from magma_core.simulation.data_structures.verdict import Judge, Verdict
+from magma_core.simulation.executor.batch import MAX_PLANNER_RETRIES
 from magma_core.simulation.executor.executor import Executor
+from magma_core.simulation.executor.motion import MotionDriver, MotionReport
 from magma_core.simulation.executor.records import (
     ENGINE_STATUSES,
     ERROR,
@@ -23,7 +25,8 @@ from magma_core.simulation.executor.records import (
     StepRecord,
     ViewMessage,
 )
-from magma_core.simulation.executor.slots import MAX_FORGIVEN_TOOL_CALLS_PER_STAGE, Judge, Verdict
+from magma_core.simulation.executor.simulator import Simulator
+from magma_core.simulation.executor.slots import MAX_FORGIVEN_TOOL_CALLS_PER_STAGE
 
 __all__ = [
     "ENGINE_STATUSES",
@@ -42,6 +45,7 @@ __all__ = [
     "Judge",
     "MotionDriver",
     "MotionReport",
+    "Simulator",
     "StageRecord",
     "StepOutcome",
     "StepRecord",

@@ -16,9 +16,9 @@ from __future__ import annotations
 import copy
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
@@ -29,7 +29,8 @@ from magma_core.simulation.data_structures import (
     ToolExecution,
     ToolResult,
 )
-from magma_core.simulation.executor.decisions import NormalizedCall
+from magma_core.simulation.executor.motion import MotionReport
+from magma_core.simulation.executor.normalize import NormalizedCall
 from magma_core.simulation.executor.slots import EngineContext, SlotState
 from magma_core.simulation.state import (
     apply_env_state_updates,
@@ -39,24 +40,6 @@ from magma_core.simulation.state import (
 )
 
 MAX_PLANNER_RETRIES = 3
-
-
-@dataclass
-class MotionReport:
-    """What the motion layer reports for one run: failed executions and steps taken.
-
-    ``failures[slot][i]`` is the reason execution ``i`` of that slot's plan could not be
-    planned or reached (a planner error).
-    """
-
-    failures: dict[int, dict[int, str]] = field(default_factory=dict)
-    steps: int = 0
-
-
-class MotionDriver(Protocol):
-    """Runs the trajectories of several slots in the same simulator steps."""
-
-    def run(self, plans: Mapping[int, Sequence[ToolExecution]]) -> MotionReport: ...
 
 
 @dataclass
@@ -245,10 +228,8 @@ def run_batches(
             batches[slot].attempts += 1
             _prepare(ctx, states[slot], batches[slot], raw_obs)
         active = [s for s in active if batches[s].error is None]
-        plans = {
-            slot: [pc.execution for pc in batches[slot].prepared if pc.runs]
-            for slot in active
-        }
+        running = {slot: [pc for pc in batches[slot].prepared if pc.runs] for slot in active}
+        plans = {slot: [pc.execution for pc in running[slot]] for slot in active}
         moving = {s: p for s, p in plans.items() if any(e.has_motion() for e in p)}
         report = MotionReport()
         if moving:
@@ -262,12 +243,8 @@ def run_batches(
         failed = [s for s in active if report.failures.get(s)]
         succeeded = [s for s in active if s not in failed]
         for slot in failed:
-            running = plans[slot]
             for index, reason in report.failures[slot].items():
-                execution = running[index]
-                for pc in batches[slot].prepared:
-                    if pc.execution is execution:
-                        pc.planner_reason = reason or "The motion could not be planned."
+                running[slot][index].planner_reason = reason or "The motion could not be planned."
         post_obs = ctx.sim.observe() if moving else raw_obs
         if succeeded:
             for slot in succeeded:

@@ -1,31 +1,41 @@
-"""The engine's motion driver on the simulation layer's ``MotionRunner``.
+"""The motion seam: what the engine asks of motion, and its driver on the simulation layer.
 
-Imported lazily (it needs the simulator): the engine's logic runs without it on stand-ins.
+The engine hands a :class:`MotionDriver` the executions of several slots and gets back a
+:class:`MotionReport` (which executions failed, and the control steps taken).
+:class:`SimMotion` is the driver on a real ``SimBatch``: one
+:class:`~magma_core.simulation.motion.MotionRunner` call per batch. Tests drive the engine
+with a kinematic stand-in instead. The simulator is imported only when a ``SimMotion`` is
+built, so the engine's logic runs without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from magma_core.simulation.data_structures import ToolExecution
-from magma_core.simulation.executor.batch import MotionReport
-from magma_core.simulation.motion import MotionConfig, MotionPlan, MotionRunner
+
+if TYPE_CHECKING:
+    from magma_core.simulation.motion import MotionConfig
 
 
-class _StepCounter:
-    """Delegates to a ``SimBatch`` and counts the control steps the motion layer takes."""
+@dataclass
+class MotionReport:
+    """What the motion layer reports for one run: failed executions and steps taken.
 
-    def __init__(self, sim: Any) -> None:
-        self._sim = sim
-        self.steps = 0
+    ``failures[slot][i]`` is the reason execution ``i`` of that slot's plan could not be
+    planned or reached (a planner error).
+    """
 
-    def step_physics(self, actions: Any, slots: Any = None) -> None:
-        self.steps += 1
-        self._sim.step_physics(actions, slots=slots)
+    failures: dict[int, dict[int, str]] = field(default_factory=dict)
+    steps: int = 0
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sim, name)
+
+class MotionDriver(Protocol):
+    """Runs the trajectories of several slots in the same simulator steps."""
+
+    def run(self, plans: Mapping[int, Sequence[ToolExecution]]) -> MotionReport: ...
 
 
 class SimMotion:
@@ -36,23 +46,25 @@ class SimMotion:
     """
 
     def __init__(self, sim: Any, config: MotionConfig | None = None) -> None:
-        self._counter = _StepCounter(sim)
-        self._runner = MotionRunner(self._counter, config)
+        from magma_core.simulation.motion import MotionRunner  # the simulator: imported late
+
+        self._runner = MotionRunner(sim, config)
 
     def run(self, plans: Mapping[int, Sequence[ToolExecution]]) -> MotionReport:
+        from magma_core.simulation.motion import MotionPlan
+
         flat: list[MotionPlan] = []
         where: list[tuple[int, int]] = []
         for slot, executions in plans.items():
             for index, execution in enumerate(executions):
                 flat.append(MotionPlan.from_tool(slot, execution))
                 where.append((slot, index))
-        before = self._counter.steps
-        results = self._runner.run(flat)
+        run = self._runner.run(flat)
         failures: dict[int, dict[int, str]] = {}
-        for (slot, index), result in zip(where, results, strict=True):
-            if not result.ok:
-                failures.setdefault(slot, {})[index] = result.reason
-        return MotionReport(failures=failures, steps=self._counter.steps - before)
+        for plan_index, reason in run.failures().items():
+            slot, index = where[plan_index]
+            failures.setdefault(slot, {})[index] = reason
+        return MotionReport(failures=failures, steps=run.steps)
 
 
 def default_motion(sim: Any) -> SimMotion:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from magma_core.simulation.data_structures import StageState, StageSuccess, ToolErrorFlag
 from magma_core.simulation.data_structures.jsonable import jsonable
+from magma_core.simulation.executor.normalize import NormalizedDecision
 
 # Episode statuses set by the engine. Front ends may end an episode with statuses of their
 # own (e.g. "no_action", "decision_cap") through ``Executor.end_episode``.
@@ -175,9 +176,9 @@ class StepRecord:
 
     step_index: int
     stage_index: int
-    inputs: list[dict[str, Any]]
-    decision: dict[str, Any]
-    calls: list[dict[str, Any]]
+    inputs: list[ViewMessage]
+    decision: NormalizedDecision
+    calls: list[CallOutcome]
     stage_success: str
     stage_state: str
     verification: int | None

@@ -9,41 +9,32 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from magma_core.simulation.data_structures import Log
+from magma_core.simulation.data_structures.verdict import Judge
+from magma_core.simulation.executor.motion import MotionDriver
 from magma_core.simulation.executor.records import (
     RUNNING,
     EpisodeRecord,
     ViewMessage,
 )
+from magma_core.simulation.executor.simulator import Simulator
+from magma_core.simulation.tasks import BaseTask
 
 # At most this many failed calls per stage are forgiven (not counted against the budget)
 # because an injected error caused them.
 MAX_FORGIVEN_TOOL_CALLS_PER_STAGE = 3
 
 
-class Verdict(Protocol):
-    """A judge's verdict: ``ok`` and a ``reason``."""
-
-    ok: bool
-    reason: str
-
-
-class Judge(Protocol):
-    """Validates a text-only answer against the stage's rule."""
-
-    def judge(self, rule: str, question: str, answer: str) -> Verdict: ...
-
-
 @dataclass
 class EngineContext:
     """What the engine's step functions share: the task's stages, simulator, motion and tools."""
 
-    task: Any
+    task: BaseTask
     stages: list[Any]
-    sim: Any
-    motion: Any
+    sim: Simulator
+    motion: MotionDriver
     tools: list[Any]  # one bound tool instance per slot
     robot_names: list[str]
     tool_descriptions: list[dict[str, Any]]

@@ -158,25 +158,16 @@ def judge_answer(
         raise RuntimeError("This stage needs a judge and the executor has none")
     question = stage.stage_input.instruction.get_content() or state.last_user_instruction
     verdict = ctx.judge.judge(params.verification_prompt, question, answer)
-    if getattr(verdict, "error", None):
+    if verdict.error:
         # No verdict could be obtained: neither a pass nor the agent's failure.
         raise JudgeError(f"the judge gave no verdict: {verdict.error}")
-    ok = verdict_ok(verdict)
-    reason = str(getattr(verdict, "reason", "") or "")
-    record = {"rule": params.verification_prompt, "question": question, "ok": ok, "reason": reason}
-    for extra in ("error", "attempts", "usage", "latency_s"):
-        if getattr(verdict, extra, None) is not None:
-            record[extra] = jsonable(getattr(verdict, extra))
+    ok, reason = bool(verdict.ok), str(verdict.reason or "")
+    record = {"rule": params.verification_prompt, "question": question, "ok": ok, "reason": reason,
+              "attempts": verdict.attempts, "usage": jsonable(verdict.usage),
+              "latency_s": verdict.latency_s}
     if ok:
         return StageSuccess.FINISH, "", record
     return StageSuccess.FAILED, reason or "The judge rejected the text-only answer.", record
-
-
-def verdict_ok(verdict: Any) -> bool:
-    """A verdict's outcome: its ``ok`` attribute, or ``passed`` (``magma_core.judge.Verdict``)."""
-    if hasattr(verdict, "ok"):
-        return bool(verdict.ok)
-    return bool(getattr(verdict, "passed", False))
 
 
 def sample_stage_errors(ctx: EngineContext, state: SlotState, raw_obs: dict[str, Any]) -> None:

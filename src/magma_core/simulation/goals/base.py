@@ -7,12 +7,13 @@ from typing import Any
 
 import torch
 
-from magma_core.serialization import SpecSerializable
+from magma_core.serialization import SpecSerializable, contract_base
 
 SCORE_DTYPE = torch.int64
 SCORE_VALUES = (-1, 0, 1)
 
 
+@contract_base
 class BaseGoal(SpecSerializable, ABC):
     """A check of the world: ``verify(obs)`` gives a ``Tensor[N]`` of -1/0/1, one per env.
 

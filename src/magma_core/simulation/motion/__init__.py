@@ -3,7 +3,7 @@
 ``run_trajectories(sim_batch, plans)`` (or a ``MotionRunner``) executes a batch of
 ``MotionPlan``s, one per tool call (slot, robot, poses, execution group), all slots
 stepping together, and answers one ``MotionResult`` per plan (``ok`` or ``PLANNER_ERROR``
-with its reason). See ``runner`` for how a pose becomes joint targets.
+with its reason; ``MotionRunner.run`` also counts the control steps). See ``runner`` for how a pose becomes joint targets.
 
 Why ``pd_joint_pos`` with IK solved ahead (not the ``pd_ee_pose`` controller): on the
 cube world's scripted pick-and-place (10 seeds, same waypoints, same interpolation limits)
@@ -13,7 +13,7 @@ both succeeded 10/10, but IK ahead + ``pd_joint_pos`` ran ~0.07 s per episode ag
 """
 
 from magma_core.simulation.motion.kinematics import ArmKinematics
-from magma_core.simulation.motion.plan import MotionConfig, MotionPlan, MotionResult
+from magma_core.simulation.motion.plan import MotionConfig, MotionPlan, MotionResult, MotionRun
 from magma_core.simulation.motion.runner import CONTROL_MODE, MotionRunner, run_trajectories
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "MotionConfig",
     "MotionPlan",
     "MotionResult",
+    "MotionRun",
     "MotionRunner",
     "run_trajectories",
 ]

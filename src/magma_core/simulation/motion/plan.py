@@ -12,7 +12,7 @@ from typing import Any
 
 from magma_core.simulation.data_structures import GRIPPER_TOKENS, Pose, ToolErrorFlag
 
-__all__ = ["MotionConfig", "MotionPlan", "MotionResult"]
+__all__ = ["MotionConfig", "MotionPlan", "MotionResult", "MotionRun"]
 
 
 @dataclass(frozen=True)
@@ -101,3 +101,16 @@ class MotionResult:
         """Mark ``tool`` (a ``ToolExecution``) as a PLANNER_ERROR when this plan failed."""
         if not self.ok:
             tool.fail(self.reason, ToolErrorFlag.PLANNER_ERROR)
+
+
+@dataclass
+class MotionRun:
+    """What one ``MotionRunner.run`` call did: one result per plan (in plan order) and the
+    control steps it took (``step_physics`` calls)."""
+
+    results: list[MotionResult] = field(default_factory=list)
+    steps: int = 0
+
+    def failures(self) -> dict[int, str]:
+        """Plan index -> the reason that plan failed, for every plan that did."""
+        return {i: r.reason for i, r in enumerate(self.results) if not r.ok}

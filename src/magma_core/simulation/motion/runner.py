@@ -36,7 +36,7 @@ import sapien
 import torch
 
 from magma_core.simulation.motion.kinematics import ArmKinematics, pose_interpolate, quat_angle
-from magma_core.simulation.motion.plan import MotionConfig, MotionPlan, MotionResult
+from magma_core.simulation.motion.plan import MotionConfig, MotionPlan, MotionResult, MotionRun
 
 __all__ = ["CONTROL_MODE", "MotionRunner", "run_trajectories"]
 
@@ -100,7 +100,7 @@ class _PlanRun:
                 grip = 1.0 if entry == "OPEN" else -1.0
                 segments.append(_Grip(arm_q, grip, cfg.gripper_steps))
                 continue
-            target = base_inv * entry.to_sapien()
+            target = base_inv * sapien.Pose(p=list(entry.p), q=list(entry.q))
             if float(np.linalg.norm(np.asarray(target.p))) > cfg.max_reach:
                 raise _Unreachable(
                     f"pose #{index} {entry.to_vector()} is unreachable for {self.robot} "
@@ -201,13 +201,12 @@ class MotionRunner:
         self.sim = sim_batch
         self.config = config or MotionConfig()
         self.kinematics = {
-            name: ArmKinematics(agent) for name, agent in sim_batch.agents(0).items()
+            name: ArmKinematics(agent) for name, agent in sim_batch.robots(0).items()
         }
 
-    def run(
-        self, plans: Sequence[MotionPlan], config: MotionConfig | None = None
-    ) -> list[MotionResult]:
-        """Execute ``plans`` (in call order) until all are done; one result per plan."""
+    def run(self, plans: Sequence[MotionPlan], config: MotionConfig | None = None) -> MotionRun:
+        """Execute ``plans`` (in call order) until all are done: one result per plan, and the
+        control steps taken."""
         config = config or self.config
         sim = self.sim
         runs = [
@@ -224,7 +223,8 @@ class MotionRunner:
                 raise IndexError(f"slot {run.plan.slot} out of range for {sim.num_slots} slots")
         _link_dependencies(runs)
         if not runs:
-            return []
+            return MotionRun()
+        taken = 0
         hold, bases = self._read_commands()
         slots = sorted({run.plan.slot for run in runs})
         for step in range(_MAX_ITERATIONS):
@@ -258,7 +258,8 @@ class MotionRunner:
                     break
                 continue
             sim.step_physics(self._actions(hold), slots=slots)
-        return [run.result for run in runs]
+            taken += 1
+        return MotionRun([run.result for run in runs], taken)
 
     # -- helpers ---------------------------------------------------------------------------
     def _read_commands(self) -> tuple[dict[str, np.ndarray], dict[str, list[sapien.Pose]]]:
@@ -312,8 +313,8 @@ _RUNNERS: weakref.WeakKeyDictionary[Any, MotionRunner] = weakref.WeakKeyDictiona
 def run_trajectories(
     sim_batch: Any, plans: Sequence[MotionPlan], config: MotionConfig | None = None
 ) -> list[MotionResult]:
-    """Execute ``plans`` on ``sim_batch`` with a runner cached per batch."""
+    """Execute ``plans`` on ``sim_batch`` with a runner cached per batch; one result per plan."""
     runner = _RUNNERS.get(sim_batch)
     if runner is None:
         runner = _RUNNERS[sim_batch] = MotionRunner(sim_batch)
-    return runner.run(plans, config)
+    return runner.run(plans, config).results

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from magma_core.serialization import object_from_spec, object_to_spec
+from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 from magma_core.simulation.data_structures import Log, StageInput, StageState, StageSuccess
 from magma_core.simulation.errors.base import BaseError
 from magma_core.simulation.goals.base import SCORE_DTYPE, BaseGoal, check_score
@@ -40,6 +40,7 @@ from magma_core.simulation.stage.parameters import (
 _BUDGETS = ("target_tool_calls", "max_tool_calls")
 
 
+@contract_base
 class BaseTaskStage:
     """A stage: goals and log checks decide completion; budgets score its efficiency."""
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import torch
 
-from magma_core.serialization import object_from_spec, object_to_spec
+from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 
 
+@contract_base
 class BaseStageEnvironmentTransition(ABC):
     """Subclass it, implement ``apply`` and ``_to_spec_arguments`` (its constructor kwargs)."""
 

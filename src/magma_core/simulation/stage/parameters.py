@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from magma_core.serialization import object_from_spec, object_to_spec
+from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 from magma_core.simulation.errors.base import BaseError
 
 
@@ -27,6 +27,7 @@ class _SpecDataclass:
         return object_from_spec(spec, cls)
 
 
+@contract_base
 @dataclass
 class StageGlobalParameters(_SpecDataclass):
     """Stage-wide switches. A non-None ``verification_prompt`` makes the stage text-only.
@@ -48,6 +49,7 @@ class StageGlobalParameters(_SpecDataclass):
             self.text_only_validation = TextOnlyValidationMode(self.text_only_validation)
 
 
+@contract_base
 @dataclass
 class StageErrorParameters(_SpecDataclass):
     """The errors a stage may inject and how many to activate per trajectory.

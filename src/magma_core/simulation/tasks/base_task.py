@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.simulation.data_structures import SituationInit
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
+from magma_core.simulation.tools import BaseToolsAPI
 
 
 @dataclass
@@ -108,9 +110,6 @@ class BaseTask:
     # -- validation -------------------------------------------------------------------------
     def validate(self) -> None:
         """Check the declaration; raise ``TypeError`` naming the task and the broken rule."""
-        from magma_core.simulation.stage import BaseTaskStage
-        from magma_core.simulation.tools import BaseToolsAPI
-
         cls_name = type(self).__name__
         missing = [f for f in _REQUIRED if not hasattr(self, f)]
         if missing:

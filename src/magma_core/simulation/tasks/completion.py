@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from magma_core.simulation.data_structures import StageInput
+from magma_core.simulation.stage import CompletionAnswerStage, TextOnlyValidationMode
 
 
 def detection_tool_names(tools_cls: type) -> list[str]:
@@ -35,7 +36,6 @@ def materialize_completion_stages(stages: Sequence[Any], tools_cls: type) -> lis
     flag cleared and ``reset_at_end`` off. Every returned stage is a new object: the given
     stages are never modified.
     """
-    from magma_core.simulation.stage import CompletionAnswerStage
 
     detectors = detection_tool_names(tools_cls)
     out: list[Any] = []
@@ -63,7 +63,6 @@ def materialize_completion_stages(stages: Sequence[Any], tools_cls: type) -> lis
 
 def judged_stage_indices(stages: Sequence[Any]) -> list[int]:
     """Indices of the text-only stages whose answers a judge validates (JUDGE mode)."""
-    from magma_core.simulation.stage import TextOnlyValidationMode
 
     return [
         i

@@ -10,8 +10,8 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from magma_core.cli import test_tools
-from magma_core.cli.test_tools import PROMPT, Repl
+from magma_core.cli import tool_tester
+from magma_core.cli.tool_tester import PROMPT, Repl
 
 from .conftest import magma
 
@@ -176,7 +176,7 @@ def test_ctrl_c_on_a_terminal_shows_a_new_prompt():
 
 
 def test_piped_input_gets_no_prompt_and_no_readline(monkeypatch):
-    monkeypatch.setattr(test_tools, "_load_readline", lambda _: pytest.fail("readline loaded"))
+    monkeypatch.setattr(tool_tester, "_load_readline", lambda _: pytest.fail("readline loaded"))
     out = io.StringIO()
     assert Repl(FakeExecutor(), out).loop(Lines("stage\n")) == 0
     assert PROMPT not in out.getvalue()
@@ -190,7 +190,7 @@ def test_a_terminal_stdin_is_read_with_readline(monkeypatch):
         prompts.append(prompt)
         return next(answers)
 
-    monkeypatch.setattr(test_tools, "_load_readline", lambda complete: loaded.append(complete) or True)
+    monkeypatch.setattr(tool_tester, "_load_readline", lambda complete: loaded.append(complete) or True)
     monkeypatch.setattr("builtins.input", fake_input)
     stdin = Lines(tty=True)
     monkeypatch.setattr(sys, "stdin", stdin)

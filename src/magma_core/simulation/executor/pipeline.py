@@ -1,0 +1,364 @@
+"""The per-decision pipeline of the engine, as plain functions over an ``EngineContext``.
+
+``Executor.submit`` runs, for each slot's decision: :func:`classify` (what kind of step it
+is), the tool batches of every slot together (``batch.run_batches``), :func:`settle` (the
+stage's outcome: verification, answer judging, budget; :func:`advance` moves to the next
+stage or ends the episode), error sampling of newly entered stages, then :func:`conclude`
+(the ``StepRecord`` and ``StepOutcome``). :func:`start_episodes` starts episodes in slots.
+A scenario exception ends only its slot (:func:`fail_with_error`).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
+from magma_core.simulation.executor.batch import SlotBatch
+from magma_core.simulation.executor.normalize import NormalizedDecision
+from magma_core.simulation.executor.records import (
+    ERROR,
+    EXCEEDED,
+    FAILED,
+    JUDGE_UNAVAILABLE,
+    SUCCESS,
+    CallOutcome,
+    EpisodeRecord,
+    StageRecord,
+    StepOutcome,
+    StepRecord,
+    ViewMessage,
+)
+from magma_core.simulation.executor.slots import EngineContext, SlotState
+from magma_core.simulation.executor.verification import (
+    TEXT_ONLY_TOOL_FAILURE,
+    JudgeError,
+    apply_entry_transition,
+    judge_answer,
+    sample_stage_errors,
+    settle_batch,
+    stage_boundary,
+    verify_stage,
+)
+from magma_core.simulation.executor.views import (
+    build_feedback,
+    build_view,
+    feedback_message,
+    stage_entry_messages,
+)
+
+
+@dataclass
+class DecisionStep:
+    """Working data of one decision in one slot during ``Executor.submit``."""
+
+    slot: int
+    decision: NormalizedDecision
+    stage_index: int
+    inputs: list[ViewMessage]
+    kind: str = ""
+    violation: str = ""
+    calls: list[CallOutcome] = field(default_factory=list)
+    success: StageSuccess = StageSuccess.ONGOING
+    stage_state: StageState = StageState.OPTIMAL
+    verification: int | None = None
+    feedback: dict[str, Any] = field(default_factory=dict)
+    failure_reason: str | None = None
+    judge: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    batch: SlotBatch | None = None
+
+
+def has_errors(ctx: EngineContext, state: SlotState) -> bool:
+    """Whether the slot's (running) current stage has errors to sample."""
+    stage = ctx.stages[state.stage_index]
+    return state.running and bool(stage.error_parameters.possible_errors)
+
+def new_record(ctx: EngineContext, slot: int, seed: int) -> EpisodeRecord:
+    """The empty record of an episode starting in ``slot``."""
+    stages = [
+        StageRecord(
+            index=i,
+            name=type(stage).__name__,
+            description=stage.stage_goal_description,
+            text_only=bool(stage.is_text_only()),
+            target_tool_calls=stage.target_tool_calls,
+            max_tool_calls=stage.max_tool_calls,
+        )
+        for i, stage in enumerate(ctx.stages)
+    ]
+    return EpisodeRecord(
+        task=ctx.task.name,
+        env_id=ctx.task.maniskill_env_id,
+        slot=slot,
+        seed=seed,
+        robot_names=list(ctx.robot_names),
+        stages=stages,
+        started_at=time.time(),
+    )
+
+def start_episodes(ctx: EngineContext, slots: list[int], seeds: list[int]) -> dict[int, SlotState]:
+    """A new episode's state in each of ``slots`` (already reset in the simulator): stage 0
+    entered, its entry transition applied and its errors sampled."""
+    states: dict[int, SlotState] = {}
+    attributes = copy.deepcopy(ctx.task.situation_init.attributes)
+    attributes["known_robots"] = list(ctx.robot_names)
+    started = []
+    for slot, seed in zip(slots, seeds, strict=True):
+        start = time.perf_counter()
+        state = SlotState(
+            slot=slot,
+            seed=seed,
+            rng=random.Random(seed),
+            record=new_record(ctx, slot, seed),
+            attributes=copy.deepcopy(attributes),
+        )
+        states[slot] = state
+        try:
+            state.reference = ctx.sim.save_slot(slot)
+            state.enter_stage(0)
+            apply_entry_transition(ctx, state)
+            started.append(slot)
+        except Exception as exc:
+            fail_with_error(state, "applying the entry transition of stage 0", exc)
+        state.messages = stage_entry_messages(ctx, state, None, previous_was_action=False)
+        state.record.engine_s += time.perf_counter() - start
+    started = [s for s in started if has_errors(ctx, states[s])]
+    if started:
+        raw_obs = ctx.sim.observe()
+        for slot in started:
+            state = states[slot]
+            try:
+                sample_stage_errors(ctx, state, raw_obs)
+            except Exception as exc:
+                fail_with_error(state, "sampling errors of stage 0", exc)
+    return states
+
+def classify(ctx: EngineContext, state: SlotState, decision: NormalizedDecision) -> DecisionStep:
+    """What kind of step a decision is in the slot's stage: invalid, answer, violation, batch
+    (tool calls to run) or no_action."""
+    stage = ctx.stages[state.stage_index]
+    step = DecisionStep(
+        slot=state.slot,
+        decision=decision,
+        stage_index=state.stage_index,
+        inputs=list(state.messages),
+    )
+    if decision.error is not None:
+        step.kind = "invalid"
+    elif stage.is_text_only():
+        params = stage.global_parameters
+        if not decision.calls:
+            step.kind = "answer"
+        elif not params.allow_tools_before_answer:
+            step.kind, step.violation = "violation", TEXT_ONLY_TOOL_FAILURE
+        else:
+            allowed = list(params.allowed_tools)
+            refused = [c.name for c in decision.calls if allowed and c.name not in allowed]
+            if refused:
+                step.kind = "violation"
+                step.violation = (
+                    f"{refused[0]} is not allowed in this stage. "
+                    f"Allowed tools are: {sorted(allowed)}"
+                )
+            else:
+                step.kind = "batch"
+    else:
+        step.kind = "batch" if decision.calls else "no_action"
+    return step
+
+def settle(
+    ctx: EngineContext, state: SlotState, step: DecisionStep, obs: dict[str, Any] | None
+) -> bool:
+    """Outcome of the step for its stage; True when a new stage was entered."""
+    stage = ctx.stages[step.stage_index]
+    decision_calls = [c.to_dict() for c in step.decision.calls]
+    if step.kind == "invalid":
+        raw = step.decision.raw
+        if isinstance(raw, DecisionError):
+            step.failure_reason = f"The agent gave no decision ({raw.code}): {raw.message}"
+        else:
+            step.failure_reason = f"The decision was malformed: {step.decision.error}"
+        step.feedback = build_feedback([], infos="", failure_reason=step.failure_reason)
+    elif step.kind == "no_action":
+        step.feedback = build_feedback(
+            [], infos="No action: the decision called no tool, and this stage needs actions."
+        )
+    elif step.kind == "violation":
+        step.calls = [
+            CallOutcome(
+                robot=c.target_robot_name,
+                tool=c.name,
+                arguments=c.arguments if isinstance(c.arguments, dict) else {},
+                ok=False,
+                message=step.violation,
+                must_fail_stage=True,
+            )
+            for c in step.decision.calls
+        ]
+        state.tool_calls += len(step.calls)
+        step.success, step.failure_reason = StageSuccess.FAILED, step.violation
+        step.feedback = build_feedback(step.calls, decision_calls, failure_reason=step.violation)
+    elif step.kind == "answer":
+        step.success, reason, step.judge = judge_answer(ctx, state, step.decision.say)
+        step.verification = int(step.success)
+        if step.success is StageSuccess.FINISH:
+            step.feedback = build_feedback([], infos="The answer was accepted.")
+        else:
+            step.failure_reason = reason
+            step.feedback = build_feedback([], infos="", failure_reason=reason)
+    else:
+        batch = step.batch
+        assert batch is not None
+        step.timings.update(batch.timings)
+        state.record.sim_steps += batch.sim_steps
+        step.calls, step.notes = settle_batch(ctx, state, batch)
+        if batch.error is not None:
+            fail_with_error(
+                state, batch.error_where, batch.error, batch.error_traceback
+            )
+            step.feedback = build_feedback(step.calls, decision_calls)
+            return False
+        failing = [c for c in step.calls if c.must_fail_stage]
+        if failing:
+            step.success = StageSuccess.FAILED
+            step.failure_reason = failing[0].message or "A call failed the stage."
+        elif not stage.is_text_only():
+            assert obs is not None
+            start = time.perf_counter()
+            step.verification = verify_stage(ctx, state, obs)
+            step.timings["stage_verify_s"] = time.perf_counter() - start
+            step.success = StageSuccess(step.verification)
+            if step.success is StageSuccess.FAILED:
+                step.failure_reason = "The stage failed its verification."
+        step.feedback = build_feedback(
+            step.calls, decision_calls, failure_reason=step.failure_reason
+        )
+    return advance(ctx, state, step, stage)
+
+def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: Any) -> bool:
+    """Apply the step's stage outcome to the episode; True when a new stage was entered."""
+    step.stage_state = stage.get_stage_state(state.effective_tool_calls, step.success)
+    stage_record = state.record.stages[step.stage_index]
+    stage_record.tool_calls = state.tool_calls
+    stage_record.forgiven_tool_calls = state.forgiven_tool_calls
+    stage_record.state = step.stage_state.name
+    stage_record.success = step.success.name
+    state.feedback = step.feedback
+    if step.success is StageSuccess.FAILED:
+        end_episode(state, FAILED, step.failure_reason or "The stage failed.")
+    elif step.success is StageSuccess.FINISH:
+        if step.stage_index == ctx.num_stages - 1:
+            end_episode(state, SUCCESS, "Every stage was completed.")
+        else:
+            stage_boundary(ctx, state)
+            state.messages = stage_entry_messages(
+                ctx, state, step.feedback, previous_was_action=not stage.is_text_only()
+            )
+            return True
+    elif step.kind == "batch" and step.stage_state is StageState.EXCEEDED:
+        end_episode(
+            state,
+            EXCEEDED,
+            f"Stage {step.stage_index} reached its maximum of {stage.max_tool_calls} tool calls.",
+        )
+    if not state.running or step.success is not StageSuccess.FINISH:
+        state.messages = [feedback_message(step.feedback)]
+    return False
+
+def conclude(
+    ctx: EngineContext, state: SlotState, step: DecisionStep, elapsed: float
+) -> StepOutcome:
+    """Record the step in the episode and answer its ``StepOutcome``."""
+    step.timings["total_s"] = elapsed
+    state.record.engine_s += elapsed
+    if not step.feedback:  # the step was cut short by a scenario exception
+        step.feedback = state.feedback or build_feedback([], infos="")
+    stage_record = state.record.stages[step.stage_index]
+    if state.stage_index == step.stage_index:  # still in that stage: sync its counters
+        stage_record.tool_calls = state.tool_calls
+        stage_record.forgiven_tool_calls = state.forgiven_tool_calls
+    view = build_view(ctx, state)
+    state.record.steps.append(
+        StepRecord(
+            step_index=state.step_index,
+            stage_index=step.stage_index,
+            inputs=step.inputs,
+            decision=step.decision,
+            calls=list(step.calls),
+            stage_success=step.success.name,
+            stage_state=step.stage_state.name,
+            verification=step.verification,
+            status=state.status,
+            message=str(step.feedback.get("infos", "")),
+            failure_reason=step.failure_reason,
+            tool_calls=stage_record.tool_calls,
+            forgiven_tool_calls=stage_record.forgiven_tool_calls,
+            timings=dict(step.timings),
+            judge=step.judge,
+            notes=list(step.notes),
+        )
+    )
+    outcome = StepOutcome(
+        slot=state.slot,
+        step_index=state.step_index,
+        stage_index=step.stage_index,
+        calls=step.calls,
+        stage_success=step.success,
+        stage_state=step.stage_state,
+        status=state.status,
+        message=str(step.feedback.get("infos", "")),
+        next_view=view,
+        verification=step.verification,
+        failure_reason=step.failure_reason or (state.record.reason if state.status == ERROR else None),
+        tool_calls=stage_record.tool_calls,
+        forgiven_tool_calls=stage_record.forgiven_tool_calls,
+    )
+    state.step_index += 1
+    return outcome
+
+def over_outcome(ctx: EngineContext, state: SlotState) -> StepOutcome:
+    """The outcome of a decision sent to a slot whose episode is over."""
+    message = f"The episode is over ({state.status}); reset the slot to start another."
+    return StepOutcome(
+        slot=state.slot,
+        step_index=state.step_index,
+        stage_index=state.stage_index,
+        calls=[],
+        stage_success=StageSuccess.ONGOING,
+        stage_state=StageState.UNASSESSED,
+        status=state.status,
+        message=message,
+        next_view=build_view(ctx, state),
+        failure_reason=message,
+    )
+
+def end_episode(state: SlotState, status: str, reason: str) -> None:
+    """End the slot's episode with ``status``."""
+    state.status = status
+    record = state.record
+    record.status = status
+    record.reason = reason
+    record.ended_at = time.time()
+    record.wall_s = record.ended_at - record.started_at
+    record.attributes = copy.deepcopy(state.attributes)
+
+def fail_with_error(
+    state: SlotState, where: str, exc: BaseException, tb: str | None = None
+) -> None:
+    if not state.running:
+        return
+    if isinstance(exc, JudgeError):  # an outage of the judge, not a scenario bug
+        end_episode(state, JUDGE_UNAVAILABLE, str(exc))
+        return
+    end_episode(state, ERROR, f"{type(exc).__name__} while {where}: {exc}")
+    state.record.traceback = tb or "".join(traceback.format_exception(exc))
+    state.feedback = build_feedback(
+        [], infos="", failure_reason="The episode stopped on an error in the scenario."
+    )
+    state.messages = [feedback_message(state.feedback)]
