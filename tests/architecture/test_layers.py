@@ -34,6 +34,8 @@ LAYERS = {
     "magma_core.judge": 6,
     "magma_core.scenarios": 6,
     "magma_core.store": 7,
+    "magma_core.gen": 7,
+    "magma_core.export": 7,
     "magma_core.runs": 7,
     "magma_core.cli": 8,
 }
@@ -59,6 +61,8 @@ DEFERRED = {
         "the simulator is imported only when an executor builds its own SimBatch",
     ("magma_core.simulation.executor.motion", "magma_core.simulation.motion"):
         "the simulator is imported only when the engine drives a real SimBatch",
+    ("magma_core.simulation.executor.snapshots", "magma_core.simulation.envs"):
+        "the simulator is imported only when a stored snapshot of a real SimBatch is loaded",
 }
 CHECKED_THIRD_PARTY = ("fastapi", "uvicorn", "readline", *SIMULATOR)
 

@@ -1,8 +1,9 @@
 """Agents: one batched interface, ``Agent.respond(request) -> AgentResponse`` (protocol 2.0).
 
-Built in: :class:`TraceAgent` (replays a perfect trace, no model), :class:`OpenAIChatAgent`
+Built in: :class:`TraceAgent` (replays a perfect trace, no model), :class:`NoisyTraceAgent`
+(the trace with plausible mistakes, for generation), :class:`OpenAIChatAgent`
 (any OpenAI-compatible chat-completions endpoint) and :class:`HttpAgent` (any protocol 2.0
-agent server). :func:`from_spec` builds one from ``trace``, ``openai:MODEL[@BASE_URL]`` or
+agent server). :func:`from_spec` builds one from ``trace``, ``noisy-trace[:P]``, ``openai:MODEL[@BASE_URL]`` or
 ``http://HOST:PORT``. Never imports the simulator.
 """
 
@@ -17,6 +18,7 @@ from magma_core.agents.base import (
     usage_of,
 )
 from magma_core.agents.http import HttpAgent
+from magma_core.agents.noisy_trace import NoisyTraceAgent
 from magma_core.agents.openai_chat import OpenAIChatAgent
 from magma_core.agents.spec import AgentSpec, AgentSpecError, build_agent, from_spec, parse_spec
 from magma_core.agents.trace import TraceAgent
@@ -29,6 +31,7 @@ __all__ = [
     "Candidate",
     "CandidateAgent",
     "HttpAgent",
+    "NoisyTraceAgent",
     "OpenAIChatAgent",
     "ProtocolVersionError",
     "TraceAgent",

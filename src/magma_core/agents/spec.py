@@ -1,6 +1,8 @@
 """Agent spec strings, as given to ``magma run --agent`` and ``magma serve-agent --agent``.
 
 - ``trace``: the trace agent (it needs the task's perfect trace);
+- ``noisy-trace`` or ``noisy-trace:P``: the trace with a mistake per decision with
+  probability P (default 0.3), for generation without a model;
 - ``openai:MODEL`` or ``openai:MODEL@BASE_URL``: an OpenAI-compatible endpoint (the base URL
   defaults to ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``); the model name may
   contain ``:`` (``openai:qwen2.5:7b@http://localhost:11434/v1``);
@@ -18,11 +20,12 @@ from typing import Any, Literal
 
 from magma_core.agents.base import Agent, AgentCheckError
 from magma_core.agents.http import HttpAgent
+from magma_core.agents.noisy_trace import DEFAULT_NOISE, NoisyTraceAgent
 from magma_core.agents.openai_chat import OpenAIChatAgent
 from magma_core.agents.trace import TraceAgent
 from magma_core.user_error import UserError
 
-SPEC_FORMS = "'trace', 'openai:MODEL[@BASE_URL]' or 'http://HOST:PORT'"
+SPEC_FORMS = "'trace', 'noisy-trace[:P]', 'openai:MODEL[@BASE_URL]' or 'http://HOST:PORT'"
 
 
 class AgentSpecError(UserError, ValueError):
@@ -33,10 +36,11 @@ class AgentSpecError(UserError, ValueError):
 class AgentSpec:
     """A parsed spec: ``kind`` plus the fields that kind uses."""
 
-    kind: Literal["trace", "openai", "http"]
+    kind: Literal["trace", "noisy-trace", "openai", "http"]
     model: str = ""
     base_url: str = ""
     url: str = ""
+    noise: float = 0.0
 
 
 def parse_spec(text: str) -> AgentSpec:
@@ -44,6 +48,8 @@ def parse_spec(text: str) -> AgentSpec:
     spec = (text or "").strip()
     if spec == "trace":
         return AgentSpec("trace")
+    if spec == "noisy-trace" or spec.startswith("noisy-trace:"):
+        return AgentSpec("noisy-trace", noise=_noise(spec, text))
     if spec.startswith(("http://", "https://")):
         if len(spec.split("://", 1)[1].strip("/")) == 0:
             raise AgentSpecError(f"agent spec {text!r} has no host")
@@ -60,13 +66,28 @@ def parse_spec(text: str) -> AgentSpec:
     raise AgentSpecError(f"unknown agent spec {text!r}: use {SPEC_FORMS}")
 
 
+def _noise(spec: str, text: str) -> float:
+    _, sep, value = spec.partition(":")
+    if not sep:
+        return DEFAULT_NOISE
+    try:
+        noise = float(value)
+    except ValueError:
+        noise = -1.0
+    if not 0 <= noise <= 1:
+        raise AgentSpecError(f"agent spec {text!r}: P must be a probability in [0, 1]")
+    return noise
+
+
 def from_spec(text: str, *, trace: Any = None, **options: Any) -> Agent:
     """Build the agent a spec string names. ``trace`` (a ``PerfectTrace``) is required for
     ``trace``; ``options`` go to the agent's constructor (e.g. ``timeout``, ``retries``)."""
     spec = parse_spec(text)
-    if spec.kind == "trace":
+    if spec.kind in ("trace", "noisy-trace"):
         if trace is None:
-            raise AgentSpecError("the trace agent needs a task's perfect trace")
+            raise AgentSpecError(f"the {spec.kind} agent needs a task's perfect trace")
+        if spec.kind == "noisy-trace":
+            return NoisyTraceAgent(trace, spec.noise, **options)
         return TraceAgent(trace, **options)
     if spec.kind == "openai":
         return OpenAIChatAgent(spec.base_url, spec.model, **options)

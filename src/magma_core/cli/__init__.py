@@ -20,6 +20,8 @@ from magma_core.user_error import UserError
 # ``func(args) -> int`` on its parser via ``set_defaults``.
 SUBCOMMANDS = (
     "magma_core.cli.run",
+    "magma_core.cli.gen",
+    "magma_core.cli.export",
     "magma_core.cli.runs",
     "magma_core.cli.scenarios",
     "magma_core.cli.tool_tester",

@@ -58,7 +58,7 @@ def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True,
     ``timeout`` bounds each request of an ``http``/``openai`` agent."""
     trace = None
     options: dict[str, Any] = {}
-    if parse_spec(spec_text).kind == "trace":
+    if parse_spec(spec_text).kind in ("trace", "noisy-trace"):
         trace = task.perfect_trace()
         if trace is None:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")

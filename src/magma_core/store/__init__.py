@@ -5,6 +5,8 @@ generation, export and the viewer, read and write episodes through it.
 
 - :class:`RunStore`: runs, episodes and their normalised rows; each finished episode is one
   transaction.
+- :class:`GenerationStore`: generation trees (situations with their snapshots, candidates),
+  each executed candidate one transaction with the situation it led to.
 - :func:`open_store`: the store of a folder, with a one-line :class:`UserError` when it cannot
   be opened.
 - :func:`episode_summary` / :func:`episode_rows`: an engine ``EpisodeRecord`` as the store's
@@ -16,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from magma_core.store.generation_store import GenerationStore
 from magma_core.store.rows import episode_rows, episode_summary
 from magma_core.store.run_store import SCHEMA_VERSION, EpisodeRows, EpisodeSummary, RunStore
 from magma_core.user_error import UserError
@@ -35,13 +38,25 @@ def open_store(folder: str | Path, *, create: bool = True) -> RunStore:
         raise UserError(f"cannot open the run store {path}: {exc}") from None
 
 
+def open_generation_store(folder: str | Path) -> GenerationStore:
+    """The generation tables of ``folder/magma.db`` (created when missing); an unwritable or
+    corrupt store is a one-line :class:`UserError`."""
+    path = Path(folder) / STORE_FILE
+    try:
+        return GenerationStore(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise UserError(f"cannot open the store {path}: {exc}") from None
+
+
 __all__ = [
     "SCHEMA_VERSION",
     "STORE_FILE",
     "EpisodeRows",
     "EpisodeSummary",
+    "GenerationStore",
     "RunStore",
     "episode_rows",
     "episode_summary",
+    "open_generation_store",
     "open_store",
 ]

@@ -1,7 +1,8 @@
 """Layer 5: THE execution engine. Every front end drives a task through ``Executor``.
 
 ``Executor(task, num_slots)`` runs one task in N simulator slots: ``agent_view(slot)``,
-``submit({slot: Decision})`` → ``{slot: StepOutcome}``, ``record(slot)`` → ``EpisodeRecord``.
+``submit({slot: Decision})`` → ``{slot: StepOutcome}``, ``record(slot)`` → ``EpisodeRecord``,
+``snapshot(slot)`` → ``SlotSnapshot`` and ``restore(slot, snapshot)`` (into any slot).
 The simulator is only imported when an executor builds its own ``SimBatch``.
 """
 
@@ -27,6 +28,7 @@ from magma_core.simulation.executor.records import (
 )
 from magma_core.simulation.executor.simulator import Simulator
 from magma_core.simulation.executor.slots import MAX_FORGIVEN_TOOL_CALLS_PER_STAGE
+from magma_core.simulation.executor.snapshots import SlotSnapshot
 
 __all__ = [
     "ENGINE_STATUSES",
@@ -48,6 +50,7 @@ __all__ = [
     "Simulator",
     "StageRecord",
     "StepOutcome",
+    "SlotSnapshot",
     "StepRecord",
     "Verdict",
     "ViewMessage",

@@ -47,6 +47,7 @@ from magma_core.simulation.executor.pipeline import (
 from magma_core.simulation.executor.records import RUNNING, AgentView, EpisodeRecord, StepOutcome
 from magma_core.simulation.executor.simulator import Simulator
 from magma_core.simulation.executor.slots import EngineContext, SlotState
+from magma_core.simulation.executor.snapshots import SlotSnapshot, capture, rebuild
 from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.executor.verification import sample_stage_errors
 from magma_core.simulation.executor.views import build_view, feedback_message
@@ -228,6 +229,26 @@ class Executor:
         end_episode(state, status, reason)
         state.messages = [feedback_message(state.feedback)] if state.feedback else state.messages
         return True
+
+    # -- snapshots ---------------------------------------------------------------------------
+    def snapshot(self, slot: int, memory: dict[str, Any] | None = None) -> SlotSnapshot:
+        """The whole of ``slot`` (world and episode state, plus the agent ``memory`` a front
+        end carries), frozen; see :mod:`magma_core.simulation.executor.snapshots`."""
+        return capture(self._state(slot), self._ctx.sim.save_slot(slot), memory)
+
+    def restore(self, slot: int, snapshot: SlotSnapshot) -> None:
+        """Put ``snapshot`` (of this executor's task, from any slot) into ``slot``."""
+        self._check_slot(slot)
+        self._ctx.sim.restore_slot(slot, snapshot.world)
+        self._slots[slot] = rebuild(snapshot, slot)
+
+    def snapshot_to_bytes(self, snapshot: SlotSnapshot, *, steps: bool = False) -> bytes:
+        """``snapshot`` serialised (without the record's step list unless ``steps``)."""
+        return snapshot.to_bytes(self._ctx, steps=steps)
+
+    def snapshot_from_bytes(self, blob: bytes) -> SlotSnapshot:
+        """A snapshot serialised by :meth:`snapshot_to_bytes`."""
+        return SlotSnapshot.from_bytes(blob, self._ctx)
 
     def close(self) -> None:
         """Release the simulator (when the executor created it)."""

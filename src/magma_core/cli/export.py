@@ -1,0 +1,69 @@
+"""``magma export NAME --format FORMAT``: training data from a stored generation or run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from magma_core.cli import CliError
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a ratio in [0, 1), got {text!r}")
+    return value
+
+
+def _score(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from magma_core.export.writers import FORMATS
+
+    parser = sub.add_parser("export", help="write training data from a generation or a run")
+    parser.add_argument("name", help="a generation or run name in the store")
+    parser.add_argument("--format", choices=FORMATS, default="chat-jsonl", help="chat-jsonl (default), preference-jsonl or hf")
+    parser.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
+    parser.add_argument("--output", type=Path, default=None, help="folder to write (OUT/exports/NAME-FORMAT)")
+    parser.add_argument("--min-score", type=_score, default=0.1, help="drop situations whose best score is at most this (0.1)")
+    parser.add_argument("--validation-ratio", type=_ratio, default=0.05, help="share of trees for validation (0.05)")
+    parser.add_argument("--split-seed", type=_seed, default=42, help="seed of the train/validation split (42)")
+    parser.add_argument("--shuffle-seed", type=_seed, default=42, help="seed of the tool and attribute orders (42)")
+    parser.set_defaults(func=export)
+
+
+def export(args: argparse.Namespace) -> int:
+    from magma_core.export import ExportSettings, SourceError, load_forest, write_export
+
+    store = args.out / "magma.db"
+    try:
+        forest = load_forest(store, args.name)
+    except SourceError as exc:
+        raise CliError(str(exc)) from None
+    settings = ExportSettings(format=args.format, min_score=args.min_score,
+                              validation_ratio=args.validation_ratio, split_seed=args.split_seed,
+                              shuffle_seed=args.shuffle_seed)
+    output = args.output or args.out / "exports" / f"{args.name}-{args.format}"
+    try:
+        report = write_export(forest, settings, output)
+    except (OSError, RuntimeError) as exc:
+        raise CliError(f"cannot write the export to {output}: {exc}") from None
+    what = "unchanged, skipped" if report.skipped else "written"
+    rows = ", ".join(f"{split} {n}" for split, n in report.rows.items())
+    print(f"{args.format} export of {args.name} {what}: {rows} rows in {output} ({len(report.files)} files + manifest.json)")
+    return 0

@@ -1,0 +1,23 @@
+"""Layer 7: training data from the store (runs and generations alike).
+
+``load_forest(store_path, name)`` reads a generation or a run as situations and candidate
+decisions; ``write_export(forest, ExportSettings(format=...), folder)`` writes ``chat-jsonl``,
+``preference-jsonl`` or ``hf`` with a train/validation split by tree and a manifest of hashes.
+Candidates are selected with the predecessor's scores (:mod:`magma_core.gen.scores`).
+"""
+
+from magma_core.export.rows import Candidate, ExportForest, Situation
+from magma_core.export.sources import SourceError, load_forest
+from magma_core.export.writers import FORMATS, ExportReport, ExportSettings, write_export
+
+__all__ = [
+    "FORMATS",
+    "Candidate",
+    "ExportForest",
+    "ExportReport",
+    "ExportSettings",
+    "Situation",
+    "SourceError",
+    "load_forest",
+    "write_export",
+]

@@ -1,0 +1,102 @@
+"""Rows in the OpenAI chat fine-tuning format, in the vocabulary the agent actually saw.
+
+A conversation is ``{"messages": [...], "tools": [...]}``: a system message (the robots and the
+task attributes, as the OpenAI-compatible agent writes it), then per step the input (``user``,
+or ``tool`` results answering the previous assistant's calls) and the assistant's decision
+(``content`` and/or ``tool_calls`` whose ``arguments`` are JSON strings). Tools are the
+function schemas of the tools in the agent input. Tool and attribute orders are shuffled with a
+seed per example, as the predecessor's export does.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any
+
+from magma_core.agents.base import robot_names
+from magma_core.agents.openai_chat import DEFAULT_SYSTEM_PROMPT, tool_schemas, turn_messages
+from magma_core.export.rows import Candidate, Situation
+
+
+def shuffled_input(agent_input: dict[str, Any], seed: int, key: str) -> dict[str, Any]:
+    """A copy of ``agent_input`` whose tools, attributes and ``memory.memory_list`` are in an
+    order drawn from ``seed`` and ``key``."""
+    rng = random.Random(f"{seed}:{key}")
+    out = copy.deepcopy(agent_input)
+    tools = list(out.get("tools") or [])
+    rng.shuffle(tools)
+    out["tools"] = tools
+    items = list((out.get("attributes") or {}).items())
+    rng.shuffle(items)
+    out["attributes"] = dict(items)
+    memory = out.get("memory") or {}
+    if isinstance(memory.get("memory_list"), list):
+        rng.shuffle(memory["memory_list"])
+    return out
+
+
+def system_message(agent_input: dict[str, Any], robots: list[str], robot_param: str | None) -> dict[str, Any]:
+    """The system message as :class:`~magma_core.agents.OpenAIChatAgent` writes it."""
+    lines = [DEFAULT_SYSTEM_PROMPT]
+    if robots:
+        lines.append(f"Robots: {', '.join(robots)}.")
+    if robot_param:
+        lines.append(f"Every tool call must name the robot that executes it in its '{robot_param}' argument.")
+    attributes = agent_input.get("attributes") or {}
+    if attributes:
+        lines.append(f"Task attributes: {json.dumps(attributes)}")
+    return {"role": "system", "content": "\n".join(lines)}
+
+
+def assistant_message(
+    decision: dict[str, Any], wire_names: dict[str, str], robot_param: str | None, step: int
+) -> dict[str, Any]:
+    """The assistant turn of one decision; tool names as the agent saw them."""
+    wire_of = {tool: wire for wire, tool in wire_names.items()}
+    calls = []
+    for i, call in enumerate(decision.get("tool_calls") or []):
+        arguments = dict(call.get("arguments") or {})
+        if robot_param:
+            arguments[robot_param] = call.get("target_robot_name")
+        calls.append({
+            "id": f"call_{step}_{i}",
+            "type": "function",
+            "function": {"name": wire_of.get(call["name"], call["name"]),
+                         "arguments": json.dumps(arguments, sort_keys=True)},
+        })
+    message: dict[str, Any] = {"role": "assistant", "content": decision.get("say") or ""}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def conversation(
+    steps: list[tuple[Situation, Candidate]], seed: int, key: str, *, last_assistant: bool = True
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(messages, tools)`` for a path of steps. The system message and the tools come from
+    the last step's input (shuffled); with ``last_assistant`` False the last decision is left
+    out (a preference prompt)."""
+    last_input = shuffled_input(steps[-1][0].agent_input, seed, key)
+    robots = robot_names(last_input.get("attributes") or {})
+    tools, wire_names, robot_param = tool_schemas(last_input.get("tools") or [], robots)
+    messages = [system_message(last_input, robots, robot_param)]
+    history: list[dict[str, Any]] = []
+    for n, (situation, candidate) in enumerate(steps):
+        instruction = situation.agent_input.get("instruction") or {}
+        turn = turn_messages(history, instruction.get("type", "user"), instruction.get("content", ""))
+        history.extend(turn)
+        if n == len(steps) - 1 and not last_assistant:
+            break
+        history.append(assistant_message(candidate.decision or {}, wire_names, robot_param, n))
+    messages.extend(history)
+    return messages, tools
+
+
+def assistant_for(steps: list[tuple[Situation, Candidate]], candidate: Candidate, seed: int, key: str) -> dict[str, Any]:
+    """The assistant message of ``candidate`` in the vocabulary of the path's last input."""
+    last_input = shuffled_input(steps[-1][0].agent_input, seed, key)
+    robots = robot_names(last_input.get("attributes") or {})
+    _, wire_names, robot_param = tool_schemas(last_input.get("tools") or [], robots)
+    return assistant_message(candidate.decision or {}, wire_names, robot_param, len(steps) - 1)

@@ -1,0 +1,108 @@
+"""Reading the store into an :class:`~magma_core.export.rows.ExportForest`: generations (their
+trees as stored) and runs (each episode a one-candidate-per-situation tree).
+
+A run's episode record keeps each decision's input messages but not the tools and attributes
+sent with them; those are the preset's (loaded by name), with the robots the record names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from magma_core.export.rows import Candidate, ExportForest, Situation
+from magma_core.gen import scores as sc
+from magma_core.scenarios import load_preset
+from magma_core.store import GenerationStore, RunStore
+
+
+class SourceError(ValueError):
+    """No generation or run of that name in the store (one-line message)."""
+
+
+def load_forest(store_path: Path, name: str) -> ExportForest:
+    """The generation or run ``name`` of the store at ``store_path``."""
+    if not store_path.exists():
+        raise SourceError(f"no store at {store_path}")
+    with GenerationStore(store_path) as gens:
+        generation = gens.get_generation(name)
+        if generation is not None:
+            return _from_generation(gens, name, generation)
+    return _from_run(store_path, name)
+
+
+def _from_generation(store: GenerationStore, name: str, generation: dict[str, Any]) -> ExportForest:
+    forest = ExportForest(sources=[{"kind": "generation", "name": name, "target": generation["target"],
+                                    "config": generation["config"]}])
+    for s in store.situations(name):
+        key = f"{name}:s{s.id}"
+        parent = f"{name}:c{s.parent}" if s.parent is not None else None
+        forest.situations[key] = Situation(key, f"{name}:tree{s.tree}", s.agent_input, parent)
+    for c in store.candidates(name):
+        usable = c.response_status == "completed" and c.execution is not None
+        forest.candidates[f"{name}:c{c.id}"] = Candidate(
+            key=f"{name}:c{c.id}",
+            situation=f"{name}:s{c.situation}",
+            stage=c.stage,
+            end=c.end_status,
+            decision=c.output if usable else None,
+            next_situation=f"{name}:s{c.next_situation}" if c.next_situation is not None else None,
+        )
+    return forest
+
+
+def _from_run(store_path: Path, name: str) -> ExportForest:
+    with RunStore(store_path) as runs:
+        run = runs.get_run(name)
+        if run is None:
+            raise SourceError(f"no generation or run named {name!r} in {store_path}")
+        preset = run["preset"]
+        forest = ExportForest(sources=[{"kind": "run", "name": name, "target": preset,
+                                        "config": run["config"]}])
+        tools, attributes = _preset_vocabulary(preset)
+        for summary in runs.episodes(name):
+            record = runs.episode_record(name, summary.episode) or {}
+            _add_episode(forest, name, summary.episode, record, tools, attributes)
+        return forest
+
+
+def _preset_vocabulary(preset: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    task = load_preset(preset)()
+    return task.Tools_cls.get_api_description(), dict(task.situation_init.attributes)
+
+
+def _add_episode(forest: ExportForest, run: str, episode: int, record: dict[str, Any],
+                 tools: list[dict[str, Any]], attributes: dict[str, Any]) -> None:
+    attributes = dict(attributes, known_robots=list(record.get("robot_names") or []))
+    steps = record.get("steps") or []
+    previous: str | None = None
+    for n, step in enumerate(steps):
+        inputs = [m for m in step.get("inputs") or [] if m.get("content")]
+        kind = inputs[-1]["kind"] if inputs else "env"
+        content = "\n\n".join(m["content"] for m in inputs) if len(inputs) > 1 else (
+            inputs[0]["content"] if inputs else "")
+        key = f"{run}:e{episode}:s{n}"
+        forest.situations[key] = Situation(
+            key, f"{run}:e{episode}",
+            {"id": n, "instruction": {"type": kind, "content": content}, "tools": tools,
+             "attributes": attributes, "memory": {}, "num_outputs": 1, "extra_keys": {}},
+            previous,
+        )
+        decision = step.get("decision") or {}
+        usable = "error" not in decision
+        success, state = step.get("stage_success"), step.get("stage_state")
+        if success == "FINISH":
+            end = {"OPTIMAL": sc.OPTIMAL, "ACCEPTABLE": sc.SUBOPTIMAL}.get(state, sc.UNASSESSED)
+        elif success == "FAILED" or state == "EXCEEDED" or step.get("status") not in ("running", "success"):
+            end = sc.ERROR
+        else:
+            end = sc.ONGOING
+        last = n == len(steps) - 1
+        candidate = f"{run}:e{episode}:c{n}"
+        forest.candidates[candidate] = Candidate(
+            key=candidate, situation=key, stage=int(step.get("stage_index") or 0), end=end,
+            decision={"say": decision.get("say", ""), "tool_calls": decision.get("tool_calls", [])}
+            if usable else None,
+            next_situation=None if last else f"{run}:e{episode}:s{n + 1}",
+        )
+        previous = candidate

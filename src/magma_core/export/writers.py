@@ -1,0 +1,212 @@
+"""Writing an export: rows per format, a train/validation split by tree, a manifest of hashes.
+
+Formats: ``chat-jsonl`` (one conversation per kept path), ``preference-jsonl`` (chosen /
+rejected sibling decisions of one situation: the prompt, the two assistant turns, the tools)
+and ``hf`` (the chat rows as a Hugging Face ``datasets`` dataset in Parquet, one file per
+split). ``manifest.json`` holds the settings, the counts, the split and the SHA-256 of every
+file; an export whose sources and settings are unchanged and whose files are intact is
+skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from magma_core import __version__
+from magma_core.export.chat import assistant_for, conversation
+from magma_core.export.rows import ExportForest
+from magma_core.gen import scores as sc
+
+FORMATS = ("chat-jsonl", "preference-jsonl", "hf")
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class ExportSettings:
+    """What shapes an export (all of it goes into the manifest's signature)."""
+
+    format: str = "chat-jsonl"
+    min_score: float = sc.MIN_BEST_SCORE
+    validation_ratio: float = 0.05
+    split_seed: int = 42
+    shuffle_seed: int = 42
+    preference_margin: float = sc.KEEP_MARGIN
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote (or found unchanged)."""
+
+    output: Path
+    skipped: bool
+    rows: dict[str, int] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # name -> sha256
+
+
+def chat_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str, dict[str, Any]]]:
+    """``(group, row)`` per kept path."""
+    kept, _ = forest.selected(settings.min_score)
+    rows = []
+    for path in forest.kept_paths(kept):
+        key = path[-1][1].key
+        messages, tools = conversation(path, settings.shuffle_seed, key)
+        rows.append((path[0][0].group, {"id": key, "messages": messages, "tools": tools}))
+    return rows
+
+
+def preference_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str, dict[str, Any]]]:
+    """``(group, row)`` per pair of siblings where the chosen one is kept and scores more than
+    ``preference_margin`` above the rejected one (different decisions only)."""
+    kept, scores = forest.selected(settings.min_score)
+    rows = []
+    for situation, candidates in sorted(forest.children().items()):
+        usable = sorted((c for c in candidates if c.decision is not None), key=lambda c: c.key)
+        path = [*forest.path_to(situation)]
+        for chosen in usable:
+            if chosen.key not in kept:
+                continue
+            for rejected in usable:
+                if rejected.decision == chosen.decision:
+                    continue
+                if scores[rejected.key] >= scores[chosen.key] - settings.preference_margin:
+                    continue
+                key = f"{chosen.key}>{rejected.key}"
+                steps = [*path, (forest.situations[situation], chosen)]
+                prompt, tools = conversation(steps, settings.shuffle_seed, key, last_assistant=False)
+                rows.append((forest.situations[situation].group, {
+                    "id": key,
+                    "prompt": prompt,
+                    "chosen": [assistant_for(steps, chosen, settings.shuffle_seed, key)],
+                    "rejected": [assistant_for(steps, rejected, settings.shuffle_seed, key)],
+                    "tools": tools,
+                    "score_chosen": round(scores[chosen.key], 6),
+                    "score_rejected": round(scores[rejected.key], 6),
+                }))
+    return rows
+
+
+def split_groups(groups: list[str], ratio: float, seed: int) -> tuple[list[str], list[str]]:
+    """``(train, validation)`` groups: ``max(1, round(n × ratio))`` validation groups, at most
+    n − 1, none with a single group; drawn with ``seed``."""
+    groups = sorted(set(groups))
+    n = len(groups)
+    count = 0 if n <= 1 or ratio <= 0 else min(n - 1, max(1, round(n * ratio)))
+    order = groups[:]
+    random.Random(seed).shuffle(order)
+    validation = sorted(order[:count])
+    return [g for g in groups if g not in validation], validation
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -> ExportReport:
+    """Write ``forest`` in ``settings.format`` under the folder ``output`` (see the module)."""
+    if settings.format not in FORMATS:
+        raise ValueError(f"unknown format {settings.format!r}: use one of {', '.join(FORMATS)}")
+    rows = preference_rows(forest, settings) if settings.format == "preference-jsonl" else chat_rows(forest, settings)
+    source_digest = hashlib.sha256(
+        json.dumps([forest.sources, [r for _, r in rows]], sort_keys=True, default=str).encode()
+    ).hexdigest()
+    signature = hashlib.sha256(json.dumps(
+        {"source": source_digest, "settings": settings.__dict__, "producer": __version__}, sort_keys=True
+    ).encode()).hexdigest()
+    if _unchanged(output, signature):
+        manifest = json.loads((output / MANIFEST).read_text())
+        return ExportReport(output, True, manifest["rows"], manifest["files"])
+    output.mkdir(parents=True, exist_ok=True)
+    train_groups, validation_groups = split_groups([g for g, _ in rows], settings.validation_ratio,
+                                                   settings.split_seed)
+    splits = {"train": [r for g, r in rows if g not in validation_groups],
+              "validation": [r for g, r in rows if g in validation_groups]}
+    stem = "preference" if settings.format == "preference-jsonl" else "chat"
+    written: list[Path] = []
+    if settings.format == "hf":
+        written = _write_hf(output, splits)
+    else:
+        for split, split_rows in splits.items():
+            path = output / f"{stem}_{split}.jsonl"
+            with open(path, "w", encoding="utf-8") as handle:
+                for row in split_rows:
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            written.append(path)
+    files = {str(p.relative_to(output)): sha256_file(p) for p in written}
+    manifest = {
+        "producer": {"package": "magma", "version": __version__},
+        "complete": True,
+        "signature": signature,
+        "source_sha256": source_digest,
+        "sources": forest.sources,
+        "settings": settings.__dict__,
+        "rows": {split: len(r) for split, r in splits.items()},
+        "split": {"train": train_groups, "validation": validation_groups},
+        "files": files,
+    }
+    tmp = output / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    tmp.replace(output / MANIFEST)
+    return ExportReport(output, False, manifest["rows"], files)
+
+
+def _unchanged(output: Path, signature: str) -> bool:
+    path = output / MANIFEST
+    if not path.exists():
+        return False
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    if manifest.get("signature") != signature or not manifest.get("complete"):
+        return False
+    files = manifest.get("files") or {}
+    return all((output / name).is_file() and sha256_file(output / name) == digest
+               for name, digest in files.items())
+
+
+def _write_hf(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    """Parquet files readable with ``datasets.load_dataset("parquet", ...)``. Tool schemas
+    differ per tool, so ``tools`` and tool-call ``arguments`` are kept as JSON strings."""
+    try:
+        import datasets
+    except ImportError as exc:  # an optional dependency
+        raise RuntimeError("the hf format needs the 'datasets' package: pip install datasets") from exc
+    datasets.disable_progress_bars()
+    paths = []
+    folder = output / "hf"
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, rows in splits.items():
+        flat = [{"id": r["id"], "messages": [_flat_message(m) for m in r["messages"]],
+                 "tools": json.dumps(r["tools"], sort_keys=True)} for r in rows]
+        path = folder / f"{split}.parquet"
+        datasets.Dataset.from_list(flat, features=_HF_FEATURES(datasets)).to_parquet(str(path))
+        paths.append(path)
+    return paths
+
+
+def _flat_message(message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role": message["role"],
+        "content": message.get("content") or "",
+        "tool_calls": [{"id": c["id"], "type": c["type"], "function": dict(c["function"])}
+                       for c in message.get("tool_calls") or []],
+        "tool_call_id": message.get("tool_call_id") or "",
+    }
+
+
+def _HF_FEATURES(datasets: Any) -> Any:  # noqa: N802 - a schema constant built lazily
+    v = datasets.Value
+    call = {"id": v("string"), "type": v("string"),
+            "function": {"name": v("string"), "arguments": v("string")}}
+    message = {"role": v("string"), "content": v("string"),
+               "tool_calls": [call], "tool_call_id": v("string")}
+    return datasets.Features({"id": v("string"), "messages": [message], "tools": v("string")})

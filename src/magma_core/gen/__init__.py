@@ -1,0 +1,12 @@
+"""Layer 7: branching data generation (``magma gen``).
+
+``Generator(task, agent, executor, GenerationStore(path), name, GenSettings(...)).run()`` grows
+one tree per seed: each situation is asked for B candidates, each candidate is executed in a
+free slot restored from its situation's whole-slot snapshot, and everything is stored as it is
+produced (resumable). :mod:`magma_core.gen.scores` scores the trees as the predecessor does.
+"""
+
+from magma_core.gen.generator import Generator, GenSettings
+from magma_core.store.generation_store import GenerationStore
+
+__all__ = ["GenSettings", "GenerationStore", "Generator"]

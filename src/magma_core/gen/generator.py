@@ -1,0 +1,461 @@
+"""Branching generation: trees of situations and candidate decisions, executed from snapshots.
+
+One tree per seed. Each situation (an agent input plus the whole-slot snapshot it resumes) is
+asked for B candidates; each candidate is executed in a free slot restored from its
+situation's snapshot, and its outcome becomes the next situation with its own snapshot. One
+thread owns the trees, the slots and the store; agent requests run concurrently in a thread
+pool (several situations per request), so slots execute while the agent thinks.
+
+Scheduling: open situations are asked breadth-first (depth, then tree, then id) while the node
+budget M allows; ready candidates are executed together, up to one per slot, in the same
+simulator steps. A candidate that finishes a stage continues only while fewer than K
+continuations started from that stage's finishers (optimal ones at once; others are parked and
+released, best first, when nothing else is left). Branches end at task success, at a failed or
+exceeded stage, at an invalid answer, and at ``magma run``'s loop limits (3 decisions in a row
+without a tool call on an action stage; the decision cap).
+
+Every candidate is stored with the situation it led to in one transaction; a killed run loses
+only what was in flight and the same call resumes (see :mod:`magma_core.store.generation_store`).
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from magma_core.agents.base import Agent
+from magma_core.gen import scores as sc
+from magma_core.protocol.agent import AgentInput, AgentOutput, AgentRequest
+from magma_core.runs.loop import OUTAGE_CODES, AgentOutage, build_input, initial_memory
+from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
+from magma_core.simulation.executor.snapshots import SlotSnapshot
+from magma_core.store.generation_store import (
+    CLOSED,
+    OPEN,
+    PARKED,
+    CandidateRow,
+    GenerationStore,
+    NewSituation,
+)
+
+NO_ACTION = "no_action"
+DECISION_CAP = "decision_cap"
+INVALID = "invalid"
+_END_OF = {
+    StageState.OPTIMAL: sc.OPTIMAL,
+    StageState.ACCEPTABLE: sc.SUBOPTIMAL,
+    StageState.UNASSESSED: sc.UNASSESSED,
+}
+
+
+@dataclass
+class GenSettings:
+    """How trees grow. ``branches`` B, ``max_per_stage`` K, ``max_nodes`` M (candidates in
+    all trees), ``trees`` T with seeds ``seed + t``."""
+
+    branches: int = 2
+    max_per_stage: int = 10
+    max_nodes: int = 200
+    trees: int = 1
+    seed: int = 0
+    max_idle_decisions: int = 3
+    max_decisions: int = 60
+    agent_concurrency: int = 4
+    situations_per_request: int = 8
+    max_agent_failures: int = 3
+    single_output: bool = False  # ask once per candidate (also when the agent says so)
+
+    def shape(self) -> dict[str, Any]:
+        """The settings a resumed generation must keep."""
+        return {"branches": self.branches, "max_per_stage": self.max_per_stage, "seed": self.seed,
+                "max_idle_decisions": self.max_idle_decisions, "max_decisions": self.max_decisions}
+
+
+@dataclass
+class _Situation:
+    id: int
+    tree: int
+    stage: int
+    depth: int
+    idle: int
+    agent_input: dict[str, Any]
+    snapshot: SlotSnapshot | None = None
+    stored: set[int] = field(default_factory=set)  # candidate indices in the store
+    pending: set[int] = field(default_factory=set)  # candidate indices asked, not yet stored
+    queued: bool = False  # waiting in the queue to be asked
+
+
+@dataclass
+class _Ready:
+    situation: int
+    output: AgentOutput
+
+
+Listener = Callable[[str, dict[str, Any]], None]
+
+
+class Generator:
+    """Grows the trees of generation ``name`` for ``task`` with ``agent`` on ``executor``."""
+
+    def __init__(
+        self,
+        task: Any,
+        agent: Agent,
+        executor: Any,
+        store: GenerationStore,
+        name: str,
+        settings: GenSettings,
+        listener: Listener | None = None,
+    ) -> None:
+        self.task, self.agent, self.executor, self.store = task, agent, executor, store
+        self.name, self.settings = name, settings
+        self.listener = listener or (lambda event, payload: None)
+        self.timings = {"restore_s": 0.0, "snapshot_s": 0.0, "submit_s": 0.0, "store_s": 0.0,
+                        "agent_wait_s": 0.0}
+        self._open: dict[int, _Situation] = {}
+        self._queue: list[tuple[int, int, int]] = []  # (depth, tree, id) not yet asked
+        self._parked: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (tree, stage) -> (rank, id)
+        self._started: dict[tuple[int, int], int] = {}
+        self._ready: deque[_Ready] = deque()
+        self._futures: dict[Future, list[int]] = {}
+        self._nodes = 0  # candidates stored or in flight
+        self._outages = 0
+        self.executed = 0
+        self.successes = 0
+        self.busy = 0  # slots used by the last batch
+        self._text_only = [bool(stage.is_text_only()) for stage in executor.stages]
+        try:
+            capabilities = agent.info().capabilities
+        except Exception:  # an agent that cannot tell: assume protocol 2.0's num_outputs works
+            capabilities = {}
+        self._single_output = settings.single_output or capabilities.get("num_outputs") is False
+
+    # -- setup and resume --------------------------------------------------------------------
+    def _load(self) -> None:
+        situations = self.store.situations(self.name)
+        candidates = self.store.candidates(self.name)
+        self._next_situation = max((s.id for s in situations), default=-1) + 1
+        self._next_candidate = max((c.id for c in candidates), default=-1) + 1
+        self._nodes = len(candidates)
+        self.successes = sum(c.episode_status == "success" for c in candidates)
+        stored: dict[int, set[int]] = {}
+        for c in candidates:
+            stored.setdefault(c.situation, set()).add(c.candidate_index)
+        parents = {c.id: c for c in candidates}
+        for s in situations:
+            parent = parents.get(s.parent) if s.parent is not None else None
+            if parent is not None and parent.stage != s.stage and s.status != PARKED:
+                self._started[(s.tree, parent.stage)] = self._started.get((s.tree, parent.stage), 0) + 1
+            if s.status == CLOSED:
+                continue
+            node = _Situation(s.id, s.tree, s.stage, s.depth, s.idle, s.agent_input,
+                              stored=stored.get(s.id, set()))
+            if s.status == PARKED:
+                self._parked.setdefault((s.tree, parent.stage if parent else s.stage), []).append(
+                    (_rank(parent.end_status if parent else sc.OPTIMAL), s.id))
+                self._open[s.id] = node
+            else:
+                self._enqueue(node)
+
+    def _plant_trees(self) -> None:
+        have = {t["tree"] for t in self.store.trees(self.name)}
+        for tree in range(self.settings.trees):
+            if tree in have:
+                continue
+            seed = self.settings.seed + tree
+            self.executor.reset_slot(0, seed)
+            memory = initial_memory(self.task)
+            node = self._new_situation(tree, stage=0, depth=0, idle=0, memory=memory, slot=0)
+            situation = NewSituation(node.id, tree, None, 0, 0, 0, OPEN, None, node.agent_input,
+                                     self._serialise(node.snapshot))
+            self.store.add_tree(self.name, tree, seed, self.executor.tool_descriptions, situation)
+            self._enqueue(node)
+
+    def _new_situation(
+        self, tree: int, stage: int, depth: int, idle: int, memory: dict[str, Any], slot: int
+    ) -> _Situation:
+        """A situation from what ``slot`` holds now (its view, its whole snapshot)."""
+        start = time.perf_counter()
+        snapshot = self.executor.snapshot(slot, memory)
+        self.timings["snapshot_s"] += time.perf_counter() - start
+        sid = self._next_situation
+        self._next_situation += 1
+        view = self.executor.agent_view(slot)
+        agent_input = build_input(sid, view, memory).model_dump()
+        agent_input["num_outputs"] = self.settings.branches
+        return _Situation(sid, tree, stage, depth, idle, agent_input, snapshot)
+
+    def _serialise(self, snapshot: SlotSnapshot | None) -> bytes:
+        start = time.perf_counter()
+        blob = self.executor.snapshot_to_bytes(snapshot)
+        self.timings["snapshot_s"] += time.perf_counter() - start
+        return blob
+
+    def _enqueue(self, node: _Situation) -> None:
+        self._open[node.id] = node
+        node.queued = True
+        heapq.heappush(self._queue, (node.depth, node.tree, node.id))
+
+    # -- the loop ----------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        """Grow every tree until the caps or the branch ends stop it; return the counts."""
+        self._load()
+        self._plant_trees()
+        started = time.perf_counter()
+        pool = ThreadPoolExecutor(max_workers=max(1, self.settings.agent_concurrency))
+        try:
+            while True:
+                self._ask(pool)
+                if self._ready:
+                    self._execute()
+                    self._collect(block=False)
+                elif self._futures:
+                    self._collect(block=True)
+                elif not self._release_parked():
+                    break
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self.finish()
+        return {**self.store.counts(self.name), "executed": self.executed,
+                "wall_s": time.perf_counter() - started, **self.timings}
+
+    def finish(self) -> None:
+        """Compute every candidate's scores bottom-up and store them."""
+        start = time.perf_counter()
+        candidates = self.store.candidates(self.name)
+        results = sc.subtree_results(
+            sc.ScoredCandidate(c.id, c.situation, c.stage, c.end_status, c.next_situation)
+            for c in candidates
+        )
+        self.store.set_scores(self.name, {cid: sc.results_to_json(r) for cid, r in results.items()})
+        self.timings["store_s"] += time.perf_counter() - start
+
+    def _ask(self, pool: ThreadPoolExecutor) -> None:
+        """Send requests for open situations, breadth-first, while the node budget allows.
+
+        Several situations go in one request with ``num_outputs`` B; an agent that cannot
+        give several candidates (``single_output``) is asked once per candidate instead.
+        """
+        s = self.settings
+        while self._queue and len(self._futures) < max(1, s.agent_concurrency):
+            inputs: list[AgentInput] = []
+            asked: list[tuple[int, list[int]]] = []
+            while self._queue and len(inputs) < s.situations_per_request:
+                budget = s.max_nodes - self._nodes
+                if budget <= 0:
+                    break
+                _, _, sid = heapq.heappop(self._queue)
+                node = self._open[sid]
+                node.queued = False
+                free = [i for i in range(s.branches) if i not in node.stored and i not in node.pending]
+                indices = free[:budget]
+                if not indices:
+                    continue
+                node.pending.update(indices)
+                self._nodes += len(indices)
+                if self._single_output:
+                    for i in indices:
+                        request = AgentRequest(request_id=uuid.uuid4().hex, inputs=[
+                            AgentInput.model_validate(dict(node.agent_input, num_outputs=1))])
+                        self._futures[pool.submit(self._respond, request)] = [(sid, [i])]
+                    continue
+                inputs.append(AgentInput.model_validate(dict(node.agent_input, num_outputs=max(indices) + 1)))
+                asked.append((sid, indices))
+            if not inputs:
+                if not self._queue or s.max_nodes - self._nodes <= 0:
+                    return
+                continue
+            request = AgentRequest(request_id=uuid.uuid4().hex, inputs=inputs)
+            self._futures[pool.submit(self._respond, request)] = asked
+
+    def _respond(self, request: AgentRequest) -> list[AgentOutput] | Exception:
+        try:
+            return list(self.agent.respond(request).validate_request(request))
+        except Exception as exc:  # a broken agent must not end the generation
+            return exc
+
+    def _collect(self, block: bool) -> None:
+        if not self._futures:
+            return
+        start = time.perf_counter()
+        done, _ = wait(list(self._futures), timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        self.timings["agent_wait_s"] += time.perf_counter() - start
+        for future in done:
+            asked = self._futures.pop(future)
+            result = future.result()
+            outputs = [] if isinstance(result, Exception) else result
+            by_situation: dict[int, list[AgentOutput]] = {}
+            for output in outputs:
+                by_situation.setdefault(output.source_id, []).append(output)
+            unreachable = isinstance(result, Exception)
+            for sid, indices in asked:
+                node = self._open[sid]
+                got = by_situation.get(sid, [])
+                if len(indices) == 1 and len(got) == 1:  # asked once per candidate
+                    got = [got[0].model_copy(update={"candidate_index": indices[0]})]
+                got = [o for o in got if o.candidate_index in indices]
+                if len(got) < len(indices) or any(
+                    o.status == "error" and o.error and o.error.code in OUTAGE_CODES for o in got
+                ):
+                    unreachable = True
+                    node.pending.difference_update(indices)
+                    self._nodes -= len(indices)
+                    if not node.queued:
+                        node.queued = True
+                        heapq.heappush(self._queue, (node.depth, node.tree, node.id))
+                    continue
+                self._ready.extend(_Ready(sid, o) for o in got)
+            self._outages = self._outages + 1 if unreachable else 0
+            if self._outages >= self.settings.max_agent_failures:
+                reason = result if isinstance(result, Exception) else "outage codes in its outputs"
+                raise AgentOutage(f"the agent could not be reached {self._outages} times in a row ({reason})")
+
+    # -- execution ---------------------------------------------------------------------------
+    def _execute(self) -> None:
+        """Run up to one ready candidate per slot, all in the same simulator steps."""
+        batch: dict[int, _Ready] = {}
+        while self._ready and len(batch) < self.executor.num_slots:
+            item = self._ready.popleft()
+            if item.output.status != "completed":
+                self._store_invalid(item)
+                continue
+            batch[len(batch)] = item
+        self.busy = len(batch)
+        if not batch:
+            return
+        decisions: dict[int, Any] = {}
+        start = time.perf_counter()
+        for slot, item in batch.items():
+            node = self._open[item.situation]
+            self.executor.restore(slot, self._snapshot(node))
+            decisions[slot] = item.output.output.to_decision()
+        self.timings["restore_s"] += time.perf_counter() - start
+        start = time.perf_counter()
+        outcomes = self.executor.submit(decisions)
+        self.timings["submit_s"] += time.perf_counter() - start
+        for slot, item in batch.items():
+            self._store_executed(slot, item, outcomes[slot], decisions[slot])
+
+    def _snapshot(self, node: _Situation) -> SlotSnapshot:
+        if node.snapshot is None:
+            blob = self.store.snapshot_blob(self.name, node.id)
+            if blob is None:
+                raise RuntimeError(f"situation {node.id} of {self.name!r} has no stored snapshot")
+            start = time.perf_counter()
+            node.snapshot = self.executor.snapshot_from_bytes(blob)
+            self.timings["restore_s"] += time.perf_counter() - start
+        return node.snapshot
+
+    def _store_invalid(self, item: _Ready) -> None:
+        node = self._open[item.situation]
+        error = item.output.error
+        row = self._row(node, item.output, {"code": error.code, "message": error.message,
+                                            "component": error.component} if error else {},
+                        execution=None, status=INVALID, end=sc.ERROR, episode=INVALID, child=None)
+        self._save(node, item.output.candidate_index, row, None)
+
+    def _store_executed(self, slot: int, item: _Ready, outcome: Any, decision: Any) -> None:
+        s = self.settings
+        node = self._open[item.situation]
+        episode = self.executor.status(slot)
+        acted = not isinstance(decision, DecisionError) and bool(decision.tool_calls)
+        idle = 0 if acted or self._text_only[node.stage] else node.idle + 1
+        depth = node.depth + 1
+        finished = outcome.stage_success is StageSuccess.FINISH
+        if finished:
+            end = _END_OF.get(outcome.stage_state, sc.UNASSESSED)
+        elif outcome.stage_success is StageSuccess.FAILED or episode not in ("running", "success"):
+            end = sc.ERROR
+        elif outcome.stage_state is StageState.EXCEEDED:
+            end = sc.ERROR
+        else:
+            end = sc.ONGOING
+        if episode == "running" and end == sc.ONGOING:
+            if idle >= s.max_idle_decisions:
+                episode, end = NO_ACTION, sc.ERROR
+                self.executor.end_episode(slot, NO_ACTION, f"{idle} decisions without a tool call")
+            elif depth >= s.max_decisions:
+                episode = DECISION_CAP
+                self.executor.end_episode(slot, DECISION_CAP, f"reached the cap of {depth} decisions")
+        child = None
+        if episode == "running":
+            child = self._new_situation(node.tree, outcome.next_view.stage_index, depth, idle,
+                                        item.output.memory, slot)
+            child_status = OPEN
+            if finished:
+                key = (node.tree, node.stage)
+                if end == sc.OPTIMAL and self._started.get(key, 0) < s.max_per_stage:
+                    self._started[key] = self._started.get(key, 0) + 1
+                else:
+                    child_status = PARKED
+                    self._parked.setdefault(key, []).append((_rank(end), child.id))
+            child_row = NewSituation(child.id, node.tree, self._next_candidate, child.stage, depth,
+                                     idle, child_status, None, child.agent_input,
+                                     self._serialise(child.snapshot))
+        status = end if end != sc.ONGOING else "finished"
+        execution = outcome.to_dict()
+        execution.pop("next_view", None)
+        row = self._row(node, item.output, item.output.output.model_dump(), execution, status, end,
+                        episode, child.id if child else None)
+        self._save(node, item.output.candidate_index, row, child_row if child else None)
+        self.executed += 1
+        self.successes += episode == "success"
+        if child is not None:
+            self._open[child.id] = child
+            if child_status == OPEN:
+                child.queued = True
+                heapq.heappush(self._queue, (child.depth, child.tree, child.id))
+            else:
+                child.snapshot = None  # parked: reloaded from the store when released
+
+    def _row(self, node: _Situation, output: AgentOutput, payload: dict[str, Any],
+             execution: dict[str, Any] | None, status: str, end: str, episode: str,
+             child: int | None) -> CandidateRow:
+        return CandidateRow(
+            id=self._next_candidate, situation=node.id, candidate_index=output.candidate_index,
+            tree=node.tree, stage=node.stage, response_status=output.status, output=payload,
+            memory=copy.deepcopy(output.memory), internal_steps=list(output.internal_steps),
+            execution=execution, status=status, end_status=end, episode_status=episode,
+            next_situation=child, score=None,
+        )
+
+    def _save(self, node: _Situation, index: int, row: CandidateRow, child: NewSituation | None) -> None:
+        start = time.perf_counter()
+        node.stored.add(index)
+        node.pending.discard(index)
+        complete = len(node.stored) >= self.settings.branches
+        self.store.add_candidate(self.name, row, child, close_situation=complete)
+        self._next_candidate += 1
+        self.timings["store_s"] += time.perf_counter() - start
+        if complete:
+            del self._open[node.id]  # its snapshot is no longer needed in memory
+        self.listener("candidate", {"tree": node.tree, "status": row.status,
+                                    "episode": row.episode_status, "nodes": self._next_candidate,
+                                    "successes": self.successes, "busy": self.busy})
+
+    def _release_parked(self) -> bool:
+        """Open parked stage finishers where a stage has fewer than K continuations."""
+        released = False
+        for key, parked in sorted(self._parked.items()):
+            parked.sort()
+            while parked and self._started.get(key, 0) < self.settings.max_per_stage:
+                _, sid = parked.pop(0)
+                self._started[key] = self._started.get(key, 0) + 1
+                self.store.set_situation_status(self.name, sid, OPEN)
+                node = self._open[sid]
+                node.queued = True
+                heapq.heappush(self._queue, (node.depth, node.tree, node.id))
+                released = True
+        return released and self._nodes < self.settings.max_nodes
+
+
+def _rank(end: str | None) -> int:
+    """Release order of parked stage finishers: optimal, then suboptimal, then unassessed."""
+    return {sc.OPTIMAL: 0, sc.SUBOPTIMAL: 1}.get(end or "", 2)

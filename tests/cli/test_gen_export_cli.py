@@ -1,0 +1,33 @@
+"""``magma gen`` / ``magma export`` as commands: runs export too, bad input is one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli.conftest import magma
+
+
+@pytest.mark.sim
+def test_a_run_exports_as_chat_rows(workdir):
+    done = magma("run", "cube.PickPlace", "--agent", "trace", "--episodes", "2", "--out", "st",
+                 "--name", "r", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    out = magma("export", "r", "--out", "st", "--output", "ex", "--validation-ratio", "0.5", cwd=workdir)
+    assert out.returncode == 0, out.stderr
+    assert "train 1, validation 1" in out.stdout
+    row = json.loads((workdir / "ex" / "chat_train.jsonl").read_text().splitlines()[0])
+    roles = [m["role"] for m in row["messages"]]
+    assert roles[:3] == ["system", "user", "assistant"] and roles[-1] == "assistant"
+    assert row["messages"][-1]["content"]  # the completion answer
+    assert sorted(t["function"]["name"] for t in row["tools"])
+
+
+def test_bad_input_is_one_line(workdir):
+    for args in (["export", "nope", "--out", "st"], ["export", "x", "--format", "csv"],
+                 ["gen", "cube.PickPlace", "--branches", "0"], ["gen", "cube.Nope"],
+                 ["gen", "cube.PickPlace", "--agent", "noisy-trace:7"]):
+        done = magma(*args, cwd=workdir)
+        assert done.returncode == 2, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
