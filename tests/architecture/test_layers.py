@@ -19,6 +19,7 @@ LAYERS = {
     "magma_core.simulation.data_structures": 1,
     "magma_core.serialization": 1,
     "magma_core.user_error": 1,
+    "magma_core.text_safety": 1,
     "magma_core.simulation.goals": 2,
     "magma_core.simulation.errors": 2,
     "magma_core.simulation.stage": 2,

@@ -179,6 +179,8 @@ class OpenAIChatAgent(CandidateAgent):
 
     agent_id = "magma.openai_chat"
     component = "openai_chat"
+    concurrent = True  # one thread-safe HTTP client; requests in flight are independent
+    unreachable_codes = frozenset({"timeout", "transport_error"})  # retried by the caller
 
     def __init__(
         self,

@@ -17,6 +17,7 @@ from magma_core.cli.display import (
     wrap_clauses,
 )
 from magma_core.cli.video import VIDEO_CHOICES, render_run_videos
+from magma_core.text_safety import safe_text
 from magma_core.user_error import UserError
 
 
@@ -37,6 +38,26 @@ def _int_at_least(minimum: int, wording: str):
 
 positive_int = _int_at_least(1, "a positive integer")
 non_negative_int = _int_at_least(0, "an integer >= 0")
+
+
+def _float_checked(positive: bool):
+    """An argparse type: a finite float > 0 (or >= 0), with a one-line error otherwise."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 if positive else value >= 0) or value == float("inf"):
+            raise argparse.ArgumentTypeError(
+                f"expected a {'positive' if positive else 'non-negative'} number of seconds, got {text!r}")
+        return value
+
+    return parse
+
+
+positive_float = _float_checked(True)
+non_negative_float = _float_checked(False)
 
 
 def run_name(text: str) -> str:
@@ -91,12 +112,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--videos", choices=VIDEO_CHOICES, default=None,
         help="also write an mp4 per episode (all, or failures) to OUT/videos/NAME/",
     )
+    parser.add_argument(
+        "--concurrency", type=positive_int, default=None,
+        help="agent requests in flight at most (default: one per slot)",
+    )
+    parser.add_argument(
+        "--batch-window", type=non_negative_float, default=0.0, metavar="SECONDS",
+        help="gather the inputs sent within SECONDS into one request, for batching servers (0)",
+    )
+    parser.add_argument(
+        "--agent-timeout", type=positive_float, default=None, metavar="SECONDS",
+        help="seconds for each request to an http/openai agent (the agent's default: 300/120)",
+    )
+    parser.add_argument(
+        "--schedule", choices=("inflight", "lockstep"), default="inflight",
+        help="inflight: each slot asks and executes on its own (default); lockstep: all slots "
+        "wait for the slowest answer (for comparison)",
+    )
     parser.set_defaults(func=run)
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
     """The ``RunSpec`` the options describe."""
-    from magma_core.runs import LoopLimits, RunSpec
+    from magma_core.runs import LoopLimits, Pacing, RunSpec
 
     return RunSpec(
         target=args.preset,
@@ -112,6 +150,9 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         backend=args.backend,
         randomized=args.randomized,
         agent_options=chat_options_from(args).given(),
+        pacing=Pacing(concurrency=args.concurrency, batch_window=args.batch_window,
+                      lockstep=args.schedule == "lockstep"),
+        agent_timeout=args.agent_timeout,
     )
 
 
@@ -160,5 +201,6 @@ def run(args: argparse.Namespace) -> int:
     if args.videos:
         render_run_videos(args.out, result.name, result.summaries, args.videos, console)
     for line in result.failures:  # one line per failed worker
-        print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)
+        print(f"magma: error: {safe_text(line)}; run the same command again to resume",
+              file=sys.stderr)
     return 0 if result.ok else 1

@@ -8,6 +8,7 @@ function. Every mistake the user can fix is a one-line :class:`UserError`.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -75,16 +76,21 @@ def build_judge(spec_text: str | None) -> Judge | None:
 
 
 def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True,
-                    agent_options: dict[str, Any] | None = None) -> Agent:
+                    agent_options: dict[str, Any] | None = None,
+                    timeout: float | None = None) -> Agent:
     """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace),
-    with ``agent_options`` (the fields of a :class:`ChatOptions`)."""
+    with ``agent_options`` (the fields of a :class:`ChatOptions`); ``timeout`` bounds each
+    request of an ``http``/``openai`` agent unless the options set their own."""
     trace = None
+    options: dict[str, Any] = dict(agent_options or {})
     if parse_spec(spec_text).kind in ("trace", "noisy-trace"):
         trace = task.perfect_trace()
         if trace is None:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")
+    elif timeout is not None and "timeout" not in options:
+        options["timeout"] = timeout
     return build_agent(spec_text, trace=trace, check=check,
-                       chat_options=ChatOptions(**(agent_options or {})))
+                       chat_options=ChatOptions(**options))
 
 
 @dataclass
@@ -127,7 +133,8 @@ def prepare(spec: RunSpec) -> RunParts:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")
         agent: Agent = SlotTraceAgent()
     else:
-        agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options)
+        agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options,
+                                timeout=spec.agent_timeout)
     return RunParts(task, agent, judge, getattr(agent, "check_warning", None),
                     episode_tasks=episode_tasks)
 
@@ -137,7 +144,13 @@ def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
     env_options: dict[str, Any] | None = None,
 ) -> Executor:
-    """The engine with ``slots`` slots; a simulator that cannot start is a user error."""
+    """The engine with ``slots`` slots; a simulator that cannot start is a user error.
+
+    The objects alive now (the imported libraries, mostly) are first moved out of the garbage
+    collector's way (``gc.freeze``): ManiSkill calls ``gc.collect()`` while building a scene,
+    which otherwise walks all of torch and ManiSkill (seconds of start-up, and in a forked
+    worker it would copy the parent's pages)."""
+    gc.freeze()
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
                         env_options=env_options)
@@ -179,6 +192,7 @@ def run_episodes(
             limits=spec.limits,
             listener=listener,
             episode_source=episode_source,
+            pacing=spec.pacing,
         ).run()
     finally:
         executor.close()

@@ -13,6 +13,7 @@ from typing import Any
 
 from magma_core.agents.chat_options import ChatOptions
 from magma_core.runs.loop import LoopLimits
+from magma_core.runs.pipeline import Pacing
 from magma_core.store import EpisodeSummary
 from magma_core.user_error import UserError
 
@@ -58,6 +59,8 @@ class RunSpec:
     env_options: dict[str, Any] = field(default_factory=dict)
     randomized: bool = False
     agent_options: dict[str, Any] = field(default_factory=dict)
+    pacing: Pacing = field(default_factory=Pacing)
+    agent_timeout: float | None = None
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -75,6 +78,8 @@ class RunSpec:
         if not isinstance(self.agent_options, dict):
             raise UserError("agent_options must be a dict of model options")
         ChatOptions.from_mapping(self.agent_options)  # a bad option is a UserError now
+        if self.agent_timeout is not None and not self.agent_timeout > 0:
+            raise UserError(f"agent_timeout must be a positive number of seconds, got {self.agent_timeout!r}")
         object.__setattr__(self, "out", Path(self.out))
 
     @property
@@ -100,6 +105,10 @@ class RunSpec:
             config["randomized"] = True
         if self.agent_options:
             config["agent_options"] = self.agent_options
+        if self.pacing != Pacing():
+            config["pacing"] = {k: getattr(self.pacing, k) for k in Pacing.__dataclass_fields__}
+        if self.agent_timeout is not None:
+            config["agent_timeout"] = self.agent_timeout
         return config
 
 

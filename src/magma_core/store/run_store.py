@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.text_safety import safe_value
 from magma_core.user_error import UserError
 
 SCHEMA_VERSION = 2
@@ -253,7 +254,8 @@ class RunStore:
     ) -> None:
         """Write one finished episode and its rows atomically (replacing nothing: a duplicate
         episode index raises ``sqlite3.IntegrityError``)."""
-        rows = rows or EpisodeRows()
+        rows = safe_rows(rows or EpisodeRows())
+        record = safe_value(record)  # agent strings are untrusted: no lone surrogate, NUL...
         key = (run_name, summary.episode)
         with self._transaction() as conn:
             conn.execute(
@@ -323,3 +325,11 @@ class RunStore:
         return self._conn.execute(
             f"SELECT COUNT(*) FROM {table} WHERE run_name = ?", (run_name,)
         ).fetchone()[0]
+
+
+def safe_rows(rows: EpisodeRows) -> EpisodeRows:
+    """``rows`` with every string made safe (see :mod:`magma_core.text_safety`)."""
+    return EpisodeRows(*(
+        [tuple(safe_value(list(row))) for row in getattr(rows, name)]
+        for name in EpisodeRows.__dataclass_fields__
+    ))
