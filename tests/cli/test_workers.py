@@ -101,7 +101,10 @@ def _wait_for(condition, proc: subprocess.Popen, timeout: float = 180) -> None:
 
 
 def _workers_of(pid: int) -> list[int]:
-    return [child for child in _children(pid) if WORKER_MARK in _cmdline(child)]
+    """The worker processes of ``pid``: spawned children, or forked ones (same command line)."""
+    parent = _cmdline(pid)
+    return [child for child in _children(pid)
+            if WORKER_MARK in _cmdline(child) or _cmdline(child) == parent]
 
 
 # -- RunLoop pulling from a source ----------------------------------------------------------

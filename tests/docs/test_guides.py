@@ -24,13 +24,15 @@ def test_first_scenario_guide_shows_every_file_of_the_example_package():
     shown = included_files(DOCS / "guides" / "first-scenario.md")
     package_files = {
         p.relative_to(ROOT).as_posix()
-        for p in [*PACKAGE.rglob("*.py"), PACKAGE / "pyproject.toml"]
+        for p in [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.yaml"), PACKAGE / "pyproject.toml"]
         if p.read_text().strip() and "egg-info" not in p.as_posix() and "/build/" not in p.as_posix()
     }
     assert package_files == shown
     page = (DOCS / "guides" / "first-scenario.md").read_text()
     for command in ("magma scenarios show my_cubes", "magma test-tools my_cubes.SwitchAndPlace",
-                    "magma run my_cubes.SwitchAndPlace --agent trace"):
+                    "magma run my_cubes.SwitchAndPlace --agent trace",
+                    "magma scenarios test-requests my_cubes.Shuffle",
+                    "magma run my_cubes.Shuffle --episodes 4 --slots 2 --randomized"):
         assert command in page
 
 
@@ -48,3 +50,23 @@ def test_every_example_module_is_used():
         if PACKAGE in module.parents or module in scripts:
             continue
         assert re.search(rf"^from {module.stem} import", sources, re.M), module
+
+
+def test_the_sections_that_left_the_readme_live_in_the_guides():
+    """What the README used to hold (agents, models, definitions, viewer, 2.0) is in a page."""
+    guides = DOCS / "guides"
+    agents = (guides / "running-agents.md").read_text()
+    for text in ("--chat_format chatml-function-calling", "--report-role user", "--agent-config",
+                 "--concurrency C", "--batch-window", "--schedule lockstep", "make test-real-model"):
+        assert text in agents, text
+    generated = (guides / "generated-tasks.md").read_text()
+    assert "--randomized" in generated and "magma scenarios test-requests" in generated
+    assert "examples/tasks/freeze_task.py" in included_files(guides / "generated-tasks.md")
+    assert "## Rules worth knowing" in (guides / "from-magma-2.md").read_text()
+    assert "tests/fixtures/magma2_style_scenarios" in (guides / "from-magma-2.md").read_text()
+    viewer = (guides / "viewer.md").read_text()
+    pictures = set(re.findall(r"\]\(\.\./images/([^)]+)\)", viewer))
+    assert pictures == {p.name for p in (DOCS / "images").glob("viewer-*.png")}
+    assert "magma runs video" in viewer and "make screenshots" in viewer
+    started = (ROOT / "docs" / "getting-started.md").read_text()
+    assert "`buttons.Sequence`" in started and "`sorting.LongSorting`" in started

@@ -42,11 +42,13 @@ def test_site_builds_strict(tmp_path: Path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     site = tmp_path / "site"
     for page in ("index.html", "guides/first-scenario.html", "concepts/engine.html",
-                 "reference/tools.html"):
+                 "reference/tools.html", "guides/viewer.html", "guides/generated-tasks.html"):
         assert (site / page).is_file(), page
     guide = (site / "guides" / "first-scenario.html").read_text()
     assert "MoveCubeAtEntry" in guide and "BaseStageEnvironmentTransition" in guide  # included
     assert "--8&lt;--" not in guide and "--8<--" not in guide
+    assert "active_requests" in guide and "left_tray" in guide  # definition and YAML included
+    assert 'src="../images/viewer-episode.png"' in (site / "guides" / "viewer.html").read_text()
     reference = (site / "reference" / "tools.html").read_text()
     assert 'id="magma_core.simulation.tools.register_tool"' in reference
     assert "fonts.googleapis.com" not in (site / "index.html").read_text()

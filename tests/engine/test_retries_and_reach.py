@@ -36,7 +36,7 @@ def test_a_retried_batch_reports_and_forgives_its_injected_error_once():
         slip, far = out.calls
         assert far.failure_flag is ToolErrorFlag.PLANNER_ERROR and far.attempts > 1
         assert slip.failure_flag is ToolErrorFlag.INJECTION_ERROR and slip.injected
-        assert slip.forgiven and out.forgiven_tool_calls == 1
+        assert slip.forgiven and far.forgiven and out.forgiven_tool_calls == 2
         assert "slipped" in slip.message
         again = executor.submit({0: Decision(tool_calls=[
             ToolCall("pick", {"object": "red_cube"}, "panda-0")])})[0]

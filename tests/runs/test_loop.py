@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from magma_core.agents import TraceAgent
-from magma_core.agents.base import Agent
+from magma_core.agents.base import Agent, NoAnswer
 from magma_core.protocol.agent import AgentOutput, AgentRequest, AgentResponse
 from magma_core.runs.loop import DECISION_CAP, NO_ACTION, LoopLimits, RunLoop
+from magma_core.runs.pipeline import Pacing
 from magma_core.scenarios import load_preset
 from magma_core.simulation.executor import Executor
 from magma_core.store import RunStore
@@ -119,18 +120,35 @@ def test_delayed_input_carries_the_last_status_and_the_new_instruction(tmp_path)
     assert "place succeed" in interruption[0]  # the status of the batch before it
 
 
+class Unreachable(Agent):
+    """An agent that never answers: every input gets ``NoAnswer`` (as HttpAgent on a 503)."""
+
+    concurrent = True
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def respond(self, request):  # pragma: no cover - the loop uses answer()
+        raise AssertionError("not used")
+
+    def answer(self, request):
+        self.asked += len(request.inputs)
+        return {i.id: NoAnswer("timeout", "no reply within 5 s") for i in request.inputs}
+
+
 def test_an_unreachable_agent_stops_the_run_and_loses_no_episode(pick_place, tmp_path):
     from magma_core.runs.loop import AgentOutage
 
     task, executor = pick_place
-    down = ScriptedAgent(lambda i: ({"code": "timeout", "message": "no reply within 5 s"}, {}))
+    down = Unreachable()
     store = RunStore(tmp_path / "magma.db")
     store.open_run("r", "cube.PickPlace", {})
-    loop = RunLoop(task, down, executor, store, "r", episodes=3, seed=0)
-    with pytest.raises(AgentOutage, match="3 times in a row .timeout: no reply"):
+    pacing = Pacing(retry_backoff_s=0.05, max_backoff_s=0.1, max_outage_s=0.5)
+    loop = RunLoop(task, down, executor, store, "r", episodes=3, seed=0, pacing=pacing)
+    with pytest.raises(AgentOutage, match="could not be reached for any of 2 slot.*timeout: no reply"):
         loop.run()
     assert store.finished_episodes("r") == set()  # nothing stored as the agent's choice
-    assert len(down.inputs) == 3 * 2  # the same two inputs, asked three times
+    assert down.asked > 2 * 2  # the same two inputs, retried with backoff
     summaries = RunLoop(task, TraceAgent(task.perfect_trace()), executor, store, "r",
                         episodes=3, seed=0).run()
     assert sorted(s.episode for s in summaries) == [0, 1, 2]
@@ -144,17 +162,28 @@ def test_a_short_outage_is_retried_without_a_trace(pick_place, tmp_path):
 
     class Flaky(Agent):
         def respond(self, request):
-            if next(failures):
-                return AgentResponse([
-                    AgentOutput(request_id=request.request_id, source_id=i.id, candidate_index=0,
-                                status="error", memory=i.memory,
-                                error={"code": "transport_error", "message": "reset by peer"})
-                    for i in request.inputs])
             return trace.respond(request)
 
-    store, summaries = _run(task, executor, Flaky(), tmp_path, episodes=2)
+        def answer(self, request):
+            if next(failures):
+                return {i.id: NoAnswer("transport_error", "reset by peer") for i in request.inputs}
+            return super().answer(request)
+
+    store = RunStore(tmp_path / "magma.db")
+    store.open_run("r", "cube.PickPlace", {})
+    summaries = RunLoop(task, Flaky(), executor, store, "r", episodes=2, seed=10,
+                        pacing=Pacing(retry_backoff_s=0.01)).run()
     assert [s.status for s in summaries] == ["success", "success"]
     assert all(s.decisions == 3 for s in summaries)  # the failed asks are not decisions
+
+
+def test_an_error_the_agent_sends_itself_is_a_decision_not_an_outage(pick_place, tmp_path):
+    task, executor = pick_place
+    agent = ScriptedAgent(lambda i: ({"code": "timeout", "message": "my model timed out"}, {}))
+    store, summaries = _run(task, executor, agent, tmp_path, episodes=2)
+    assert [s.status for s in summaries] == [NO_ACTION, NO_ACTION]
+    assert all(s.decisions == 3 for s in summaries)
+    assert "my model timed out" in json.dumps(store.episode_record("r", 0))
 
 
 def test_a_judge_without_verdict_stops_the_run_and_stores_nothing(tmp_path):
@@ -211,3 +240,52 @@ def test_the_idle_count_restarts_after_a_tool_call(pick_place, tmp_path):
 
     _, summaries = _run(task, executor, ScriptedAgent(script), tmp_path, episodes=1)
     assert summaries[0].status == NO_ACTION and summaries[0].decisions == 6
+
+
+def test_agent_wait_is_shared_among_the_slots_a_request_served(pick_place, tmp_path):
+    """Two episodes side by side, one request for both: their waits add up to the time the
+    run really waited, split in proportion to each one's own model time."""
+    import time
+
+    task, executor = pick_place
+    trace = TraceAgent(task.perfect_trace())
+    waited: list[float] = []
+
+    class Slow(Agent):
+        def respond(self, request):
+            start = time.perf_counter()
+            time.sleep(0.2)
+            response = trace.respond(request)
+            for output in response:  # slot 0's model took 3 times as long as slot 1's
+                output.internal_steps.append({"usage": {"total_tokens": 5}, "latency_s": 0.3 if output.source_id == 0 else 0.1})
+            waited.append(time.perf_counter() - start)
+            return response
+
+    store, summaries = _run(task, executor, Slow(), tmp_path, episodes=2)
+    assert [s.status for s in summaries] == ["success", "success"]
+    assert sum(s.agent_latency_s for s in summaries) == pytest.approx(sum(waited), rel=0.05)
+    first, second = (store.episode_record("r", k)["agent"]["per_decision"] for k in (0, 1))
+    assert first[0]["latency_s"] == pytest.approx(3 * second[0]["latency_s"], rel=0.01)
+
+
+def test_the_attempts_of_a_resent_input_count_in_its_decision(pick_place, tmp_path):
+    task, executor = pick_place
+    trace = TraceAgent(task.perfect_trace())
+    failures = iter([True] + [False] * 20)
+    step = {"usage": {"total_tokens": 7}, "attempts": 3, "latency_s": 1.0,
+            "request": {"messages": []}, "output_raw": "", "attempt_log": [{"outcome": "timeout"}] * 3}
+
+    class Flaky(Agent):
+        def respond(self, request):
+            if next(failures):
+                return AgentResponse([
+                    AgentOutput(request_id=request.request_id, source_id=i.id, candidate_index=0,
+                                status="error", memory=i.memory, internal_steps=[step],
+                                error={"code": "timeout", "message": "no reply"})
+                    for i in request.inputs])
+            return trace.respond(request)
+
+    store, _ = _run(task, executor, Flaky(), tmp_path, episodes=1)
+    first = store.episode_record("r", 0)["agent"]["per_decision"][0]
+    assert first["attempts"] == 3 and first["total_tokens"] == 7 and first["decision"] == 1
+    assert first["model_calls"][0]["attempt_log"] == [{"outcome": "timeout"}] * 3

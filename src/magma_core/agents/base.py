@@ -39,11 +39,30 @@ class ProtocolVersionError(AgentCheckError):
     """The agent speaks another protocol version than 2.0."""
 
 
+@dataclass
+class NoAnswer:
+    """No answer arrived for an input (transport error, timeout, HTTP 429/5xx, agent not
+    ready): nothing was decided, so the caller may send the same input again."""
+
+    code: str
+    message: str
+
+
+#: What :meth:`Agent.answer` gives per input: its outputs, or :class:`NoAnswer`.
+Answer = list[AgentOutput] | NoAnswer
+
+
 class Agent(abc.ABC):
-    """Anything that answers protocol 2.0 requests. Subclasses implement :meth:`respond`."""
+    """Anything that answers protocol 2.0 requests. Subclasses implement :meth:`respond`.
+
+    ``concurrent`` agents may have several requests in flight at once (``respond`` and
+    :meth:`answer` called from several threads); :mod:`magma_core.agents.inflight` sends
+    requests to the others one at a time.
+    """
 
     agent_id: str = "magma.agent"
     agent_version: str = __version__
+    concurrent: bool = False
 
     def info(self) -> AgentInfo:
         """What ``GET /v1/info`` answers for this agent."""
@@ -57,6 +76,12 @@ class Agent(abc.ABC):
     def respond(self, request: AgentRequest) -> AgentResponse:
         """Answer every candidate of ``request``, in order. Never raises on bad agent output:
         such candidates come back with ``status="error"``."""
+
+    def answer(self, request: AgentRequest) -> dict[int, Answer]:
+        """Each input's outputs by input id, or :class:`NoAnswer` where no answer arrived (the
+        caller retries those). The default calls :meth:`respond`, so every input gets outputs;
+        inputs the response does not answer are left out."""
+        return outputs_by_input(self.respond(request))
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the default does nothing."""
@@ -125,11 +150,37 @@ def robot_names(attributes: dict[str, Any]) -> list[str]:
     return [r for r in robots if isinstance(r, str) and r]
 
 
+def outputs_by_input(response: AgentResponse) -> dict[int, Answer]:
+    """The outputs of ``response`` grouped by the input they answer (``source_id``)."""
+    grouped: dict[int, Answer] = {}
+    for output in response:
+        answer = grouped.setdefault(output.source_id, [])
+        assert isinstance(answer, list)
+        answer.append(output)
+    return grouped
+
+
 class CandidateAgent(Agent):
-    """An agent deciding each candidate on its own; ``concurrency`` candidates at a time."""
+    """An agent deciding each candidate on its own; ``concurrency`` candidates at a time.
+
+    An input whose every candidate failed with one of ``unreachable_codes`` (errors this agent
+    raises itself when its model endpoint cannot be reached) has :class:`NoAnswer`.
+    """
 
     component: str = "agent"
     concurrency: int = 1
+    unreachable_codes: frozenset[str] = frozenset()
+
+    def answer(self, request: AgentRequest) -> dict[int, Answer]:
+        grouped = outputs_by_input(self.respond(request))
+        for source_id, outputs in grouped.items():
+            assert isinstance(outputs, list)
+            errors = [o.error for o in outputs if o.status == "error" and o.error is not None]
+            if outputs and len(errors) == len(outputs) and all(
+                e.code in self.unreachable_codes and e.component == self.component for e in errors
+            ):
+                grouped[source_id] = NoAnswer(errors[0].code, errors[0].message)
+        return grouped
 
     @abc.abstractmethod
     def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:

@@ -24,7 +24,15 @@ import httpx
 from pydantic import ValidationError
 
 from magma_core.agents._http import TransportFailure, clip, request_with_retries
-from magma_core.agents.base import Agent, AgentCheckError, ProtocolVersionError, error_output
+from magma_core.agents.base import (
+    Agent,
+    AgentCheckError,
+    Answer,
+    NoAnswer,
+    ProtocolVersionError,
+    error_output,
+    outputs_by_input,
+)
 from magma_core.protocol.agent import (
     PROTOCOL_VERSION,
     AgentHealth,
@@ -57,6 +65,7 @@ class HttpAgent(Agent):
     """
 
     agent_id = "magma.http"
+    concurrent = True  # one thread-safe httpx client; requests in flight are independent
 
     def __init__(
         self,
@@ -135,22 +144,42 @@ class HttpAgent(Agent):
         except Exception as exc:  # last line of defence: a bad agent never crashes a run
             return self._all_errors(request, "client_error", f"{type(exc).__name__}: {clip(str(exc), 300)}")
 
-    def _respond(self, request: AgentRequest) -> AgentResponse:
+    def answer(self, request: AgentRequest) -> dict[int, Answer]:
+        """Like :meth:`respond` with one attempt, but an unreachable agent (not ready, transport
+        error, timeout, HTTP 429 or 5xx) gives :class:`NoAnswer` for every input: the caller
+        retries with its own backoff, per input."""
+        try:
+            return outputs_by_input(self._respond(request, retries=0, unreachable=True))
+        except _Unreachable as exc:
+            return {agent_input.id: NoAnswer(exc.code, exc.message) for agent_input in request.inputs}
+        except Exception as exc:  # last line of defence, as in respond
+            return outputs_by_input(self._all_errors(
+                request, "client_error", f"{type(exc).__name__}: {clip(str(exc), 300)}"))
+
+    def _respond(self, request: AgentRequest, retries: int | None = None,
+                 unreachable: bool = False) -> AgentResponse:
         if self._info is None:
             try:
                 self.check()
             except AgentCheckError as exc:
+                if unreachable:
+                    raise _Unreachable("agent_unavailable", str(exc)) from None
                 return self._all_errors(request, "agent_unavailable", str(exc))
         try:
             reply = request_with_retries(
                 self._client, "POST", f"{self.url}/v1/responses",
                 json_body=request.model_dump(mode="json"), timeout=self.timeout,
-                retries=self.retries, backoff=self.backoff, max_bytes=self.max_response_bytes,
+                retries=self.retries if retries is None else retries, backoff=self.backoff,
+                max_bytes=self.max_response_bytes,
             )
         except TransportFailure as exc:
+            if unreachable and exc.code != "response_too_large":
+                raise _Unreachable(exc.code, f"POST /v1/responses: {exc.message}") from None
             return self._all_errors(request, exc.code, f"POST /v1/responses: {exc.message}",
                                     latency_s=exc.latency_s, attempts=exc.attempts)
         stats = {"component": COMPONENT, "request_latency_s": reply.latency_s, "attempts": reply.attempts}
+        if unreachable and (reply.status == 429 or reply.status >= 500):
+            raise _Unreachable("http_error", f"POST /v1/responses answered HTTP {reply.status}")
         if reply.status != 200:
             return self._all_errors(
                 request, "http_error", f"POST /v1/responses answered HTTP {reply.status}: {clip(reply.text, 300)}",
@@ -209,6 +238,15 @@ class HttpAgent(Agent):
 
     def close(self) -> None:
         self._client.close()
+
+
+class _Unreachable(Exception):
+    """No answer arrived (raised only on the :meth:`HttpAgent.answer` path)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = clip(message, 500)
 
 
 def _reject_constant(name: str) -> Any:

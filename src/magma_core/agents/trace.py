@@ -28,6 +28,7 @@ class TraceAgent(CandidateAgent):
 
     agent_id = "magma.trace"
     component = "trace"
+    concurrent = True  # stateless: any number of requests in flight
 
     def __init__(self, trace: PerfectTrace | list[Decision]) -> None:
         self.decisions: list[Decision] = (

@@ -8,7 +8,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from magma_core.cli.display import EpisodeProgress, make_console, results_table, totals_line
+from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.display import (
+    EpisodeProgress,
+    make_console,
+    results_table,
+    totals_line,
+    wrap_clauses,
+)
+from magma_core.cli.video import VIDEO_CHOICES, render_run_videos
+from magma_core.text_safety import safe_text
 from magma_core.user_error import UserError
 
 
@@ -31,6 +40,26 @@ positive_int = _int_at_least(1, "a positive integer")
 non_negative_int = _int_at_least(0, "an integer >= 0")
 
 
+def _float_checked(positive: bool):
+    """An argparse type: a finite float > 0 (or >= 0), with a one-line error otherwise."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 if positive else value >= 0) or value == float("inf"):
+            raise argparse.ArgumentTypeError(
+                f"expected a {'positive' if positive else 'non-negative'} number of seconds, got {text!r}")
+        return value
+
+    return parse
+
+
+positive_float = _float_checked(True)
+non_negative_float = _float_checked(False)
+
+
 def run_name(text: str) -> str:
     from magma_core.runs.spec import check_run_name
 
@@ -41,8 +70,12 @@ def run_name(text: str) -> str:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="run episodes of a preset with an agent")
-    parser.add_argument("preset", help="scenario.Preset, e.g. cube.PickPlace")
+    parser = sub.add_parser("run", help="run episodes of a preset or a definition with an agent")
+    parser.add_argument(
+        "preset",
+        help="scenario.Preset (e.g. cube.PickPlace) or scenario.Definition (e.g. "
+        "sorting.LongSorting: each episode's seed generates its task)",
+    )
     parser.add_argument(
         "--agent",
         default="trace",
@@ -68,12 +101,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend"
     )
+    parser.add_argument(
+        "--randomized",
+        action="store_true",
+        help="each episode's agent sees a random public vocabulary (tool, parameter and "
+        "object names) drawn from the scenario's randomisation YAML",
+    )
+    add_agent_options(parser)
+    parser.add_argument(
+        "--videos", choices=VIDEO_CHOICES, default=None,
+        help="also write an mp4 per episode (all, or failures) to OUT/videos/NAME/",
+    )
+    parser.add_argument(
+        "--concurrency", type=positive_int, default=None,
+        help="agent requests in flight at most (default: one per slot)",
+    )
+    parser.add_argument(
+        "--batch-window", type=non_negative_float, default=0.0, metavar="SECONDS",
+        help="gather the inputs sent within SECONDS into one request, for batching servers (0)",
+    )
+    parser.add_argument(
+        "--agent-timeout", type=positive_float, default=None, metavar="SECONDS",
+        help="seconds for each request to an http/openai agent (the agent's default: 300/120)",
+    )
+    parser.add_argument(
+        "--schedule", choices=("inflight", "lockstep"), default="inflight",
+        help="inflight: each slot asks and executes on its own (default); lockstep: all slots "
+        "wait for the slowest answer (for comparison)",
+    )
     parser.set_defaults(func=run)
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
     """The ``RunSpec`` the options describe."""
-    from magma_core.runs import LoopLimits, RunSpec
+    from magma_core.runs import LoopLimits, Pacing, RunSpec
 
     return RunSpec(
         target=args.preset,
@@ -87,6 +148,11 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         name=args.name,
         limits=LoopLimits(max_decisions=args.max_decisions),
         backend=args.backend,
+        randomized=args.randomized,
+        agent_options=chat_options_from(args).given(),
+        pacing=Pacing(concurrency=args.concurrency, batch_window=args.batch_window,
+                      lockstep=args.schedule == "lockstep"),
+        agent_timeout=args.agent_timeout,
     )
 
 
@@ -100,6 +166,8 @@ class _Display:
     def on_event(self, event: str, episode: Any, payload: Any) -> None:
         if event == "warning":
             print(f"magma: warning: {payload}", file=sys.stderr)
+        elif event == "notice" and self.progress is None:
+            print(f"magma: agent: {payload}", file=sys.stderr)
         elif event == "begin":
             if payload.stored:
                 self.console.print(
@@ -127,8 +195,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         display.close()
     console.print(results_table(result.name, result.summaries))
-    console.print(totals_line(result.summaries, elapsed_s=result.elapsed_s))
+    totals = totals_line(result.summaries, elapsed_s=result.elapsed_s)
+    console.print(wrap_clauses(totals, console.width), highlight=False)
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
+    if args.videos:
+        render_run_videos(args.out, result.name, result.summaries, args.videos, console)
     for line in result.failures:  # one line per failed worker
-        print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)
+        print(f"magma: error: {safe_text(line)}; run the same command again to resume",
+              file=sys.stderr)
     return 0 if result.ok else 1

@@ -10,6 +10,7 @@ from magma_core.agents._http import clip
 from magma_core.agents.chat_client import ChatClient, ChatError
 from magma_core.agents.spec import AgentSpecError, parse_spec
 from magma_core.judge.base import EMPTY_ANSWER_REASON, AcceptAllJudge, Judge, Verdict
+from magma_core.text_safety import safe_text
 
 SYSTEM_PROMPT = (
     "You judge the answers a robot assistant gives to its user. Decide whether the answer "
@@ -68,7 +69,7 @@ class OpenAIJudge:
             return Verdict(ok=False, reason=EMPTY_ANSWER_REASON)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": f"Rule: {rule}\nQuestion: {question}\nAnswer: {answer}"},
+            {"role": "user", "content": safe_text(f"Rule: {rule}\nQuestion: {question}\nAnswer: {answer}")},
         ]
         usage: dict[str, int] = {}
         latency, raw, problem = 0.0, "", "no attempt made"

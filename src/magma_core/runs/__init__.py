@@ -8,7 +8,9 @@ run store (:mod:`magma_core.store`).
 
 from magma_core.runs.entry import RunPlan, run
 from magma_core.runs.loop import AgentOutage, LoopLimits
+from magma_core.runs.pipeline import Pacing, SlotAnswer, SlotPipeline
 from magma_core.runs.spec import RunResult, RunSpec
 from magma_core.user_error import UserError
 
-__all__ = ["AgentOutage", "LoopLimits", "RunPlan", "RunResult", "RunSpec", "UserError", "run"]
+__all__ = ["AgentOutage", "LoopLimits", "Pacing", "RunPlan", "RunResult", "RunSpec", "SlotAnswer",
+           "SlotPipeline", "UserError", "run"]

@@ -1,53 +1,49 @@
 """The run loop: episodes through the one engine, K at a time in its slots, with an agent.
 
-For each step it builds one protocol-2.0 request holding an input per active slot (the engine's
-view of that slot and the slot's agent memory), hands each candidate's decision to
-``Executor.submit`` and carries the returned memory to the next step. Finished episodes are
-written to the run store one transaction each.
+Each slot runs its own episode pipeline (:mod:`magma_core.runs.pipeline`): its input (the
+engine's view of the slot and the slot's agent memory) goes to the agent as soon as its last
+decision has executed, and its decision is executed as soon as it arrives. Decisions that
+arrive together are executed together in one ``Executor.submit``. ``Pacing(lockstep=True)``
+keeps the old schedule (one request for all slots, executed when all have answered) for
+comparison. Finished episodes are written to the run store one transaction each; records do
+not depend on the order in which answers arrive.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from magma_core.agents.base import Agent, usage_of
-from magma_core.protocol.agent import AgentInput, AgentRequest, AgentResponse
+from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput
+from magma_core.runs.agent_steps import exchange_of, merge_exchanges
+from magma_core.runs.pipeline import AgentOutage, Pacing, SlotAnswer, SlotPipeline
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
 from magma_core.simulation.tasks import BaseTask
+from magma_core.store import EpisodeSummary, RunStore, episode_rows, episode_summary
+from magma_core.text_safety import safe_text, safe_value
 
 if TYPE_CHECKING:
     from magma_core.simulation.executor import Executor
-from magma_core.store import EpisodeSummary, RunStore, episode_rows, episode_summary
 
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
-#: Error codes that say the agent could not be reached, not what it decided. Such a step is
-#: not submitted to the engine: the input is sent again at the next step.
+#: Error codes that say an agent could not be reached, for drivers that still read them from
+#: error outputs (generation); the run loop gets ``NoAnswer`` from ``Agent.answer`` instead.
 OUTAGE_CODES = frozenset(
     {"timeout", "transport_error", "agent_unavailable", "http_error", "client_error", "agent_failure"}
 )
-
-
-class AgentOutage(RuntimeError):
-    """The agent could not be reached for ``max_agent_failures`` steps in a row, or the judge
-    gave no verdict. Episodes in flight are not stored, so running the same command again
-    resumes them."""
-
-
 @dataclass
 class LoopLimits:
     """When the loop itself ends an episode."""
 
     max_idle_decisions: int = 3  # consecutive decisions without a tool call on action stages
     max_decisions: int = 60  # decisions in one episode
-    max_agent_failures: int = 3  # consecutive steps where the agent could not be reached
 
 
 @dataclass
@@ -62,6 +58,7 @@ class EpisodeState:
     idle: int = 0
     started: float = field(default_factory=time.perf_counter)
     agent_steps: list[dict[str, Any]] = field(default_factory=list)  # usage per decision
+    carried: list[dict[str, Any]] = field(default_factory=list)  # exchanges of resent inputs
 
     def agent_totals(self) -> dict[str, Any]:
         """Tokens, model calls and agent latency summed over the episode's decisions."""
@@ -103,34 +100,26 @@ def build_input(slot: int, view: AgentView, memory: dict[str, Any]) -> AgentInpu
     )
 
 
-def decisions_from(response: AgentResponse, expected: set[int]) -> dict[int, tuple[Any, dict | None]]:
-    """slot -> (Decision or DecisionError, new memory or None), for every expected slot."""
-    out: dict[int, tuple[Any, dict | None]] = {}
-    for output in response.root:
-        slot = output.source_id
-        if slot not in expected or slot in out:
-            continue
-        if output.status == "completed" and output.output is not None:
-            out[slot] = (output.output.to_decision(), output.memory)
-        else:
-            error = output.error
-            code = error.code if error else "agent_error"
-            message = error.message if error else "the agent returned no decision"
-            out[slot] = (DecisionError(code, message), output.memory)
-    for slot in expected - set(out):
-        out[slot] = (DecisionError("missing_output", "the agent returned no output for this input"), None)
-    return out
+def decision_of(outputs: list[AgentOutput]) -> tuple[Any, dict | None]:
+    """(Decision or DecisionError, new memory or None) from an input's outputs (the first
+    candidate). Every string in them is made safe first: agent output is untrusted."""
+    if not outputs:
+        return DecisionError("missing_output", "the agent returned no output for this input"), None
+    output = outputs[0]
+    memory = safe_value(output.memory) if output.memory is not None else None
+    if output.status == "completed" and output.output is not None:
+        decision = AgentDecision.model_validate(safe_value(output.output.model_dump(mode="python")))
+        return decision.to_decision(), memory
+    error = output.error
+    code = safe_text(error.code) if error else "agent_error"
+    message = safe_text(error.message) if error else "the agent returned no decision"
+    return DecisionError(code, message), memory
 
 
-def usage_by_slot(response: AgentResponse) -> dict[int, dict[str, Any]]:
-    """Token counts the agent reported per input (first candidate), from its internal steps."""
-    out: dict[int, dict[str, Any]] = {}
-    for output in response.root:
-        if output.source_id not in out:
-            totals = usage_of(output)
-            out[output.source_id] = {k: totals[k] for k in
-                                     ("prompt_tokens", "completion_tokens", "total_tokens", "calls")}
-    return out
+def usage_counts(output: AgentOutput) -> dict[str, Any]:
+    """Token counts and model calls recorded in one output's internal steps."""
+    totals = usage_of(output)
+    return {k: totals[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens", "calls")}
 
 
 class RunLoop:
@@ -154,6 +143,7 @@ class RunLoop:
         limits: LoopLimits | None = None,
         listener: Listener | None = None,
         episode_source: Iterable[int] | None = None,
+        pacing: Pacing | None = None,
     ) -> None:
         self.task = task
         self.agent = agent
@@ -165,40 +155,75 @@ class RunLoop:
         self.limits = limits or LoopLimits()
         self.listener = listener or (lambda event, episode, payload: None)
         self.episode_source = episode_source
-        self._outages = 0
+        self.pacing = pacing or Pacing()
 
     def pending(self) -> deque[int]:
         """The episodes of this run not yet in the store, in order."""
         return deque(self.store.pending_episodes(self.run_name, self.episodes))
 
     def run(self) -> list[EpisodeSummary]:
-        """Run every pending episode; return the summaries of those finished in this call."""
+        """Run every pending episode; return the summaries of those finished in this call.
+
+        Raises :class:`AgentOutage` when the agent is unreachable for every slot (see
+        :class:`Pacing`) or the judge gives no verdict; episodes in flight are not stored."""
         source = iter(self.pending() if self.episode_source is None else self.episode_source)
         free = deque(range(self.executor.num_slots))
         active: dict[int, EpisodeState] = {}
         finished: list[EpisodeSummary] = []
-        more = True
-        while True:
-            more = more and self._fill(free, source, active)
-            if not active:
-                return finished
-            outcomes = self._step(active)
-            for slot, outcome in outcomes.items():
-                state = active[slot]
-                self.listener("step", state, outcome)
-                if self._should_end(state, outcome):
-                    finished.append(self._finish(state))
-                    del active[slot]
-                    free.append(slot)
+        with SlotPipeline(self.agent, self.pacing, self.executor.num_slots) as pipeline:
+            views: dict[int, AgentView] = {}
+            started, more = self._fill(free, source, active)
+            self._ask(pipeline, started, active, views)
+            ready: dict[int, SlotAnswer] = {}
+            while active:
+                for answer in pipeline.answers():
+                    ready[answer.slot] = answer
+                if self.pacing.lockstep and pipeline.waiting:
+                    continue  # the old schedule: every slot answers before any executes
+                outcomes = self._execute(ready, active, views)
+                ready = {}
+                again: list[int] = []
+                for slot, outcome in sorted(outcomes.items()):
+                    state = active[slot]
+                    self.listener("step", state, outcome)
+                    if self._should_end(state, outcome):
+                        finished.append(self._finish(state))
+                        del active[slot]
+                        free.append(slot)
+                    else:
+                        again.append(slot)
+                if more:
+                    started, more = self._fill(free, source, active)
+                    again += started
+                self._ask(pipeline, again, active, views)
+        return finished
 
-    def _fill(self, free: deque[int], source: Iterator[int], active: dict[int, EpisodeState]) -> bool:
-        """Start episodes from ``source`` in the free slots; False once ``source`` is empty."""
+    def _fill(self, free: deque[int], source: Iterator[int],
+              active: dict[int, EpisodeState]) -> tuple[list[int], bool]:
+        """Start episodes from ``source`` in the free slots: (the slots started, whether
+        ``source`` may have more)."""
+        started: list[int] = []
         while free:
             episode = next(source, None)
             if episode is None:
-                return False
-            self._start(free.popleft(), episode, active)
-        return True
+                return started, False
+            slot = free.popleft()
+            self._start(slot, episode, active)
+            started.append(slot)
+        return started, True
+
+    def _ask(self, pipeline: SlotPipeline, slots: list[int], active: dict[int, EpisodeState],
+             views: dict[int, AgentView]) -> None:
+        """Send the next input of each of ``slots`` (together, in the lockstep schedule)."""
+        items = []
+        for slot in sorted(slots):
+            views[slot] = self.executor.agent_view(slot)
+            items.append((slot, build_input(slot, views[slot], active[slot].memory)))
+        if self.pacing.lockstep:
+            pipeline.ask_together(items)
+        else:
+            for item in items:
+                pipeline.ask(*item)
 
     # -- one episode ---------------------------------------------------------------------
     def _start(self, slot: int, episode: int, active: dict[int, EpisodeState]) -> None:
@@ -208,47 +233,22 @@ class RunLoop:
         active[slot] = state
         self.listener("start", state, self.executor.agent_view(slot))
 
-    def _step(self, active: dict[int, EpisodeState]) -> dict[int, StepOutcome]:
-        views = {slot: self.executor.agent_view(slot) for slot in active}
-        request = AgentRequest(
-            request_id=uuid.uuid4().hex,
-            inputs=[build_input(slot, views[slot], active[slot].memory) for slot in sorted(active)],
-        )
-        asked = time.perf_counter()
-        usage: dict[int, dict[str, Any]] = {}
-        try:
-            response = self.agent.respond(request)
-            answers = decisions_from(response, set(active))
-            usage = usage_by_slot(response)
-        except Exception as exc:  # a broken agent must not end the run
-            error = DecisionError("agent_failure", f"{type(exc).__name__}: {exc}")
-            answers = {slot: (error, None) for slot in active}
-        waited = time.perf_counter() - asked
-        unreachable = {
-            slot for slot, (decision, _) in answers.items()
-            if isinstance(decision, DecisionError) and decision.code in OUTAGE_CODES
-        }
-        if unreachable:
-            self._outages += 1
-            if self._outages >= self.limits.max_agent_failures:
-                decision = answers[min(unreachable)][0]
-                raise AgentOutage(
-                    f"the agent could not be reached {self._outages} times in a row "
-                    f"({decision.code}: {decision.message})"
-                )
-        else:
-            self._outages = 0
+    def _execute(self, ready: dict[int, SlotAnswer], active: dict[int, EpisodeState],
+                 views: dict[int, AgentView]) -> dict[int, StepOutcome]:
+        """Count each answered slot's decision and execute them together."""
         decisions: dict[int, Any] = {}
-        for slot, (decision, memory) in answers.items():
-            if slot in unreachable:  # asked again at the next step; nothing is recorded
-                continue
+        for slot, answer in sorted(ready.items()):
+            decision, memory = decision_of(answer.outputs)
             state = active[slot]
             if memory is not None:
                 state.memory = memory
             state.decisions += 1
-            state.agent_steps.append(
-                {**usage.get(slot, {}), "latency_s": round(waited, 6), "decision": state.decisions}
-            )
+            usage = exchange_of(answer.outputs[0].internal_steps) if answer.outputs else {}
+            entry = merge_exchanges(state.carried, {**usage, "wait_s": answer.waited_s})
+            state.carried = []
+            wait_s = entry.pop("wait_s")
+            state.agent_steps.append({**entry, "latency_s": round(wait_s, 6),
+                                      "decision": state.decisions})
             acted = isinstance(decision, Decision) and bool(decision.tool_calls)
             state.idle = 0 if acted or views[slot].text_only else state.idle + 1
             decisions[slot] = decision

@@ -11,14 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.chat_options import ChatOptions
 from magma_core.runs.loop import LoopLimits
+from magma_core.runs.pipeline import Pacing
 from magma_core.store import EpisodeSummary
 from magma_core.user_error import UserError
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 BACKENDS = ("auto", "cpu", "gpu")
 #: The settings a resumed run must keep: they decide what its episodes are.
-RESUME_KEYS = ("agent", "seed", "judge")
+RESUME_KEYS = ("agent", "seed", "judge", "randomized")
 
 
 def check_run_name(text: str) -> str:
@@ -30,7 +32,11 @@ def check_run_name(text: str) -> str:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run: ``episodes`` episodes of ``target`` (a preset, ``scenario.Name``) with an agent.
+    """One run: ``episodes`` episodes of ``target`` with an agent.
+
+    ``target``: a preset or a task definition, ``scenario.Name``; with a definition, episode
+    *k*'s seed generates its task. ``randomized``: each episode's agent sees a public
+    vocabulary drawn with its seed from the target's randomisation YAML (off by default).
 
     ``agent``: ``trace``, ``openai:MODEL[@BASE_URL]`` or ``http://HOST:PORT``. ``judge``:
     None, ``none`` (accept any non-empty answer) or ``openai:MODEL[@BASE_URL]``; a preset with
@@ -51,6 +57,10 @@ class RunSpec:
     limits: LoopLimits = field(default_factory=LoopLimits)
     backend: str = "auto"
     env_options: dict[str, Any] = field(default_factory=dict)
+    randomized: bool = False
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    pacing: Pacing = field(default_factory=Pacing)
+    agent_timeout: float | None = None
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -65,6 +75,11 @@ class RunSpec:
             check_run_name(self.name)
         if not isinstance(self.env_options, dict):
             raise UserError("env_options must be a dict")
+        if not isinstance(self.agent_options, dict):
+            raise UserError("agent_options must be a dict of model options")
+        ChatOptions.from_mapping(self.agent_options)  # a bad option is a UserError now
+        if self.agent_timeout is not None and not self.agent_timeout > 0:
+            raise UserError(f"agent_timeout must be a positive number of seconds, got {self.agent_timeout!r}")
         object.__setattr__(self, "out", Path(self.out))
 
     @property
@@ -86,6 +101,14 @@ class RunSpec:
         }
         if self.env_options:
             config["env_options"] = self.env_options
+        if self.randomized:
+            config["randomized"] = True
+        if self.agent_options:
+            config["agent_options"] = self.agent_options
+        if self.pacing != Pacing():
+            config["pacing"] = {k: getattr(self.pacing, k) for k in Pacing.__dataclass_fields__}
+        if self.agent_timeout is not None:
+            config["agent_timeout"] = self.agent_timeout
         return config
 
 

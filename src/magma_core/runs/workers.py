@@ -1,6 +1,10 @@
 """Worker processes for ``magma run --workers W``: one engine per process, one run store.
 
-The parent starts W processes (multiprocessing "spawn") and keeps the pending episode indices.
+The parent starts W processes and keeps the pending episode indices. Where the platform
+allows it (Linux) they are forked from the parent, which has already imported the engine,
+ManiSkill and torch while checking the run, so no worker pays those imports again; elsewhere
+they are spawned. Each worker creates its own simulator and keeps torch to one intra-op
+thread, so W workers on W cores do not oversubscribe them.
 Each worker builds its own task, agent, judge and ``Executor`` from the run's ``RunSpec``
 (plain values; nothing built is pickled) through the same
 :func:`~magma_core.runs.assembly.run_episodes` a single-process run uses, whose ``RunLoop`` asks the parent for the next episode whenever one of its slots is free, so a fast worker
@@ -18,9 +22,12 @@ message (the pipe is broken), and the parent terminates its workers when it is i
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
+import os
 import signal
 import sys
+import threading
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -102,11 +109,18 @@ def episodes_from_parent(conn: Connection) -> Iterator[int]:
 
 
 def event_sender(conn: Connection, first_slot: int) -> Listener:
-    """A ``RunLoop`` listener that forwards each event to the parent."""
+    """A ``RunLoop`` listener that forwards each event to the parent. A ``notice`` (a line
+    from the agent, sent from its threads, with no episode) goes one send at a time."""
+    lock = threading.Lock()
 
     def send(event: str, state: Any, payload: Any) -> None:
+        if event == "notice":
+            with lock:
+                conn.send(("event", event, None, str(payload)))
+            return
         note = EpisodeNote(state.episode, first_slot + state.slot, state.decisions)
-        conn.send(("event", event, note, _payload_note(event, payload)))
+        with lock:
+            conn.send(("event", event, note, _payload_note(event, payload)))
 
     return send
 
@@ -118,6 +132,7 @@ def worker_main(job: WorkerJob, index: int, conn: Connection) -> None:
     parent. Any failure goes to the parent as one line, and the exit status is 1.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    one_intra_op_thread()
     try:
         _run_episodes(job, index, conn)
         conn.send(("done",))
@@ -127,6 +142,22 @@ def worker_main(job: WorkerJob, index: int, conn: Connection) -> None:
         _report(conn, str(exc))
     except BaseException as exc:  # anything else still reaches the parent as one line
         _report(conn, _one_line(exc))
+
+
+def one_intra_op_thread() -> None:
+    """Keep torch (and OpenMP) to one intra-op thread in this worker process."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch = sys.modules.get("torch")
+    if torch is None:
+        import torch
+    torch.set_num_threads(1)
+
+
+def start_method() -> str:
+    """``fork`` where the platform has it and it is safe to use (Linux), else ``spawn``."""
+    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
 
 
 def _run_episodes(job: WorkerJob, index: int, conn: Connection) -> None:
@@ -216,27 +247,45 @@ def run_in_workers(
     payload)``, the payload being a ``ViewNote``, an ``OutcomeNote`` or the episode's
     ``EpisodeSummary``. If this call is interrupted, the workers are terminated.
     """
-    context = multiprocessing.get_context("spawn")
+    method = start_method()
+    if method == "fork":
+        gc.freeze()  # the children's collector leaves the parent's objects (and pages) alone
+    context = multiprocessing.get_context(method)
     pending = deque(todo)
     handles: list[WorkerHandle] = []
     try:
         for index in range(workers):
-            handles.append(_start_worker(context, target, job, index))
+            handles.append(_start_worker(context, target, job, index, handles))
         _supervise(handles, pending, listener)
     finally:
         _stop(handles)
     return [line for line in (h.failure() for h in handles) if line is not None]
 
 
-def _start_worker(context: Any, target: Callable, job: WorkerJob, index: int) -> WorkerHandle:
-    """Start one daemon worker with its end of a fresh pipe (the parent drops its copy)."""
+def _start_worker(context: Any, target: Callable, job: WorkerJob, index: int,
+                  started: list[WorkerHandle]) -> WorkerHandle:
+    """Start one daemon worker with its end of a fresh pipe (the parent drops its copy).
+
+    A forked worker also holds copies of the parent's pipe ends (its own and those of the
+    workers started before it): it closes them first, so that the parent's death reaches
+    every worker as a broken pipe."""
     parent_end, worker_end = context.Pipe(duplex=True)
+    inherited = [parent_end, *(h.conn for h in started)] if context.get_start_method() == "fork" else []
     process = context.Process(
-        target=target, args=(job, index, worker_end), name=f"magma-worker-{index}", daemon=True
+        target=_worker_entry, args=(target, job, index, worker_end, inherited),
+        name=f"magma-worker-{index}", daemon=True,
     )
     process.start()
     worker_end.close()
     return WorkerHandle(index, process, parent_end)
+
+
+def _worker_entry(target: Callable, job: WorkerJob, index: int, conn: Connection,
+                  inherited: list[Connection]) -> None:
+    """Close the parent's pipe ends a forked worker inherited, then run ``target``."""
+    for end in inherited:
+        end.close()
+    target(job, index, conn)
 
 
 def _supervise(handles: list[WorkerHandle], pending: deque[int], listener: Listener) -> None:
@@ -268,7 +317,7 @@ def _receive(handle: WorkerHandle, pending: deque[int], listener: Listener) -> N
         _hand_out(handle, pending)
     elif kind == "event":
         event, note, payload = message[1:]
-        if event == "end":
+        if event == "end" and note is not None:
             handle.in_flight.discard(note.episode)
         listener(event, note, payload)
     elif kind == "done":

@@ -33,7 +33,7 @@ def episode_summary(
 
 
 def episode_rows(record: EpisodeRecord) -> EpisodeRows:
-    """Decisions, tool calls and stage outcomes of a record, as run-store rows."""
+    """Decisions, tool calls, stage outcomes and world states of a record, as run-store rows."""
     decisions, calls, stages = [], [], []
     for step in record.steps:
         instruction = "\n".join(message.content for message in step.inputs)
@@ -59,4 +59,6 @@ def episode_rows(record: EpisodeRecord) -> EpisodeRows:
                 (stage.index, stage.success or "ONGOING", stage.state, stage.tool_calls,
                  stage.forgiven_tool_calls)
             )
-    return EpisodeRows(decisions=decisions, tool_calls=calls, stage_outcomes=stages)
+    return EpisodeRows(
+        decisions=decisions, tool_calls=calls, stage_outcomes=stages, world=record.world_dict()
+    )

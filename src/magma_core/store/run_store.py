@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.text_safety import safe_value
 from magma_core.user_error import UserError
 
 SCHEMA_VERSION = 2
@@ -80,7 +82,25 @@ CREATE TABLE IF NOT EXISTS stage_outcomes (
     forgiven_tool_calls INTEGER,
     PRIMARY KEY (run_name, episode, stage)
 );
+CREATE TABLE IF NOT EXISTS episode_worlds (
+    run_name TEXT NOT NULL,
+    episode INTEGER NOT NULL,
+    scene TEXT NOT NULL,
+    states BLOB NOT NULL,
+    PRIMARY KEY (run_name, episode)
+);
 """
+
+
+def pack_world(world: dict[str, Any]) -> tuple[str, bytes]:
+    """(scene JSON, zlib-compressed JSON list of states) for the ``episode_worlds`` table."""
+    states = json.dumps(world.get("states", []), separators=(",", ":")).encode()
+    return json.dumps(world.get("scene", {}), sort_keys=True), zlib.compress(states, 6)
+
+
+def unpack_world(scene: str, states: bytes) -> dict[str, Any]:
+    """The inverse of :func:`pack_world`."""
+    return {"scene": json.loads(scene), "states": json.loads(zlib.decompress(states))}
 
 
 @dataclass(frozen=True)
@@ -112,6 +132,7 @@ class EpisodeRows:
     decisions: list[tuple] = ()  # (step, stage, instruction, say, status)
     tool_calls: list[tuple] = ()  # (step, call, robot, tool, arguments_json, ok, message, flag)
     stage_outcomes: list[tuple] = ()  # (stage, success, state, tool_calls, forgiven)
+    world: dict[str, Any] | None = None  # {"scene": ..., "states": [start, after step 0, ...]}
 
 
 class RunStore:
@@ -233,7 +254,8 @@ class RunStore:
     ) -> None:
         """Write one finished episode and its rows atomically (replacing nothing: a duplicate
         episode index raises ``sqlite3.IntegrityError``)."""
-        rows = rows or EpisodeRows()
+        rows = safe_rows(rows or EpisodeRows())
+        record = safe_value(record)  # agent strings are untrusted: no lone surrogate, NUL...
         key = (run_name, summary.episode)
         with self._transaction() as conn:
             conn.execute(
@@ -270,6 +292,10 @@ class RunStore:
                 "INSERT INTO stage_outcomes VALUES (?,?,?,?,?,?,?)",
                 [(*key, *r) for r in rows.stage_outcomes],
             )
+            if rows.world is not None:
+                conn.execute(
+                    "INSERT INTO episode_worlds VALUES (?,?,?,?)", (*key, *pack_world(rows.world))
+                )
             conn.execute("UPDATE runs SET updated_at = ? WHERE name = ?", (time.time(), run_name))
 
     def episodes(self, run_name: str) -> list[EpisodeSummary]:
@@ -285,9 +311,25 @@ class RunStore:
         ).fetchone()
         return None if row is None else json.loads(row["record"])
 
+    def episode_world(self, run_name: str, episode: int) -> dict[str, Any] | None:
+        """The episode's scene and world states (None for episodes stored without them)."""
+        row = self._conn.execute(
+            "SELECT scene, states FROM episode_worlds WHERE run_name = ? AND episode = ?",
+            (run_name, episode),
+        ).fetchone()
+        return None if row is None else unpack_world(row["scene"], row["states"])
+
     def count(self, table: str, run_name: str) -> int:
         if table not in {"episodes", "decisions", "tool_calls", "stage_outcomes"}:
             raise ValueError(f"unknown table {table!r}")
         return self._conn.execute(
             f"SELECT COUNT(*) FROM {table} WHERE run_name = ?", (run_name,)
         ).fetchone()[0]
+
+
+def safe_rows(rows: EpisodeRows) -> EpisodeRows:
+    """``rows`` with every string made safe (see :mod:`magma_core.text_safety`)."""
+    return EpisodeRows(*(
+        [tuple(safe_value(list(row))) for row in getattr(rows, name)]
+        for name in EpisodeRows.__dataclass_fields__
+    ))

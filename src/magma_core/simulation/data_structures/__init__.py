@@ -6,10 +6,13 @@ Everything scenario code builds or receives is importable from here, as in the s
 
 from magma_core.simulation.data_structures.decisions import Decision, DecisionError, ToolCall
 from magma_core.simulation.data_structures.enums import StageState, StageSuccess, ToolErrorFlag
+from magma_core.simulation.data_structures.error_support import ToolErrorSupport
 from magma_core.simulation.data_structures.instructions import (
     EmptyInstruction,
     Instruction,
     StatusInstruction,
+    StatusReturn,
+    TemplateInstruction,
     UserInstruction,
 )
 from magma_core.simulation.data_structures.observation import Observation
@@ -40,9 +43,12 @@ __all__ = [
     "StageState",
     "StageSuccess",
     "StatusInstruction",
+    "StatusReturn",
+    "TemplateInstruction",
     "ToolBatchContext",
     "ToolCall",
     "ToolErrorFlag",
+    "ToolErrorSupport",
     "ToolExecution",
     "ToolResult",
     "UserInstruction",

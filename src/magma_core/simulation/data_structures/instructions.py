@@ -89,3 +89,47 @@ class StatusInstruction(Instruction):
 
     def _to_spec_arguments(self) -> dict[str, Any]:
         return {"status": self.status}
+
+
+class StatusReturn(StatusInstruction):
+    """The predecessor's name for :class:`StatusInstruction` (``timestamp`` is accepted and
+    kept, never used)."""
+
+    def __init__(self, status: dict[str, Any], timestamp: int = 0) -> None:
+        super().__init__(status)
+        self.timestamp = timestamp
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {"status": self.status, "timestamp": self.timestamp}
+
+
+class TemplateInstruction(Instruction):
+    """A user instruction described by a ``template`` (a dict) and a ``context``, to be put
+    in words later (``set_content``); until then its content is ``str(template)``.
+
+    Unlike the predecessor's, filled-in content survives serialisation.
+    """
+
+    role = "USER"
+
+    def __init__(
+        self, template: dict[str, Any], context: str, timestamp: int = 0,
+        content: str | None = None,
+    ) -> None:
+        if not isinstance(template, dict):
+            raise TypeError("TemplateInstruction.template must be a dict")
+        super().__init__(str(template) if content is None else content)
+        self.template, self.context, self.timestamp = dict(template), context, timestamp
+        self._filled = content is not None
+
+    def set_content(self, text: str) -> None:
+        """Replace the content with the instruction in words."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("TemplateInstruction content must be a non-empty string")
+        self.content, self._filled = text, True
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {
+            "template": self.template, "context": self.context, "timestamp": self.timestamp,
+            "content": self.content if self._filled else None,
+        }

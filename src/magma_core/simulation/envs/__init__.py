@@ -4,7 +4,7 @@ Importing this package imports mani_skill and sapien, and installs the headless
 ``RenderMaterial`` stand-in when the machine has no render device (see ``headless``).
 """
 
-from magma_core.simulation.envs.default_env import DefaultEnv
+from magma_core.simulation.envs.default_env import DefaultEnv, DefaultMultiAgentEnv
 from magma_core.simulation.envs.sim_batch import SimBatch, Snapshot
 
-__all__ = ["DefaultEnv", "SimBatch", "Snapshot"]
+__all__ = ["DefaultEnv", "DefaultMultiAgentEnv", "SimBatch", "Snapshot"]

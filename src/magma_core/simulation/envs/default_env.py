@@ -18,7 +18,8 @@ What the base gives a world:
 * robots from ``robot_uids`` (a uid string, or a tuple of uids for several arms, named
   ``"<uid>-<i>"`` as ManiSkill does; see :attr:`robot_names`), placed by
   :meth:`robot_base_poses` and reset to their ``rest`` keyframe plus seeded noise;
-* table-top helpers :meth:`build_box` and :meth:`build_zone`;
+* table-top helpers :meth:`build_box` and :meth:`build_zone` (and the predecessor's
+  ``build_a_zone`` and ``create_box``);
 * ``obs["extra"]``: the pose ``[N, 7]`` of every actor registered with ``observe=True`` (or
   :meth:`observe_pose`), the TCP pose of each robot (``tcp``; ``tcp_<i>`` as well with
   several robots) and every top-level tensor of the extra state;
@@ -49,9 +50,10 @@ from mani_skill.utils.structs.actor import Actor
 from mani_skill.utils.structs.pose import Pose as MSPose
 from mani_skill.utils.structs.types import SimConfig
 
+from magma_core.simulation.envs.builders import LegacyBuilders
 from magma_core.simulation.envs.headless import ensure_headless
 
-__all__ = ["DefaultEnv"]
+__all__ = ["DefaultEnv", "DefaultMultiAgentEnv"]
 
 ensure_headless()
 
@@ -59,7 +61,7 @@ BODY_TYPES = ("dynamic", "kinematic", "static")
 TABLE_POSE = sapien.Pose(p=[-0.12, 0, -0.9196429], q=[0.7071068, 0, 0, 0.7071068])
 
 
-class DefaultEnv(BaseEnv):
+class DefaultEnv(LegacyBuilders, BaseEnv):
     """Base ManiSkill env for MAGMA worlds (see the module docstring for the hooks)."""
 
     #: Controller used when ``control_mode`` is not given.
@@ -95,6 +97,7 @@ class DefaultEnv(BaseEnv):
         the uid for one robot (e.g. ``"panda"``), ``"<uid>-<i>"`` for several."""
         self.robot_init_qpos_noise = robot_init_qpos_noise
         self._observed_actors: dict[str, Actor] = {}
+        self._actor_shapes: dict[str, dict[str, Any]] = {}
         kwargs.setdefault("control_mode", self.default_control_mode)
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
 
@@ -158,6 +161,7 @@ class DefaultEnv(BaseEnv):
     def _clear(self) -> None:
         super()._clear()
         self._observed_actors = {}
+        self._actor_shapes = {}
 
     def _load_scene(self, options: dict) -> None:
         """Build the table and ground. Subclasses call this first, then build their objects."""
@@ -184,11 +188,13 @@ class DefaultEnv(BaseEnv):
         initial_z: float | None = None,
         collision: bool = True,
         observe: bool = True,
+        kind: str = "object",
     ) -> Actor:
         """A box actor resting on the table (``initial_z`` defaults to its half height).
 
         ``half_size`` is one number (a cube) or three. ``observe=True`` puts its pose in
-        ``obs["extra"][name]``.
+        ``obs["extra"][name]``. Its shape, colour and ``kind`` are kept for replays
+        (:attr:`actor_shapes`).
         """
         if body_type not in BODY_TYPES:
             raise ValueError(f"body_type must be one of {BODY_TYPES}, got {body_type!r}")
@@ -206,6 +212,9 @@ class DefaultEnv(BaseEnv):
         )
         if observe:
             self.observe_pose(name, actor)
+        self._actor_shapes[name] = {
+            "shape": "box", "half_size": half, "color": [float(c) for c in color], "kind": kind
+        }
         return actor
 
     def build_zone(
@@ -231,7 +240,14 @@ class DefaultEnv(BaseEnv):
             initial_xy=center_xy,
             collision=collision,
             observe=observe,
+            kind="zone",
         )
+
+    @property
+    def actor_shapes(self) -> dict[str, dict[str, Any]]:
+        """Name → shape (``box`` with ``half_size``), colour and kind (``object``/``zone``)
+        of every actor built with :meth:`build_box` or :meth:`build_zone`."""
+        return {name: dict(shape) for name, shape in self._actor_shapes.items()}
 
     def observe_pose(self, name: str, actor: Actor) -> None:
         """Put ``actor``'s pose ``[N, 7]`` into ``obs["extra"][name]``."""
@@ -343,3 +359,20 @@ def _write_rows(target: dict, rows: Mapping, env_idx: torch.Tensor) -> None:
         elif isinstance(value, torch.Tensor):
             leaf = target[key]
             leaf[env_idx.to(leaf.device)] = value.to(device=leaf.device, dtype=leaf.dtype)
+
+
+class DefaultMultiAgentEnv(DefaultEnv):
+    """``DefaultEnv`` for several robots (the predecessor's name): ``robot_uids`` is a tuple
+    (default two Pandas), robots are named ``"<uid>-<i>"``, and on GPU the simulation gets
+    more contact memory."""
+
+    def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"),
+                 **kwargs: Any) -> None:
+        super().__init__(*args, robot_uids=robot_uids, **kwargs)
+
+    @property
+    def _default_sim_config(self) -> SimConfig:
+        config = SimConfig()
+        config.gpu_memory_config.max_rigid_patch_count = 2**19
+        config.gpu_memory_config.max_rigid_contact_count = 2**21
+        return config

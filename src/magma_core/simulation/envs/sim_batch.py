@@ -21,7 +21,9 @@ import torch
 from mani_skill.envs.sapien_env import BaseEnv
 from mani_skill.utils.registration import REGISTERED_ENVS
 
+from magma_core.simulation.envs import world_view
 from magma_core.simulation.envs.headless import backend_kwargs
+from magma_core.simulation.envs.world_options import split_world_options
 from magma_core.simulation.state import (
     StateTree,
     clone_state,
@@ -64,7 +66,10 @@ class SimBatch:
         seed: seed of the first reset; slot ``i`` gets ``seed + i``.
         env_options: extra ``gym.make`` keyword arguments (``control_mode``, ``robot_uids``,
             ...). ``obs_mode`` defaults to ``"state_dict"``; backends default to this
-            machine's (see :mod:`~magma_core.simulation.envs.headless`).
+            machine's (see :mod:`~magma_core.simulation.envs.headless`). A key the world's
+            constructor does not take is a reset option instead (see ``world_options``).
+        reset_options: ``options`` of every episode's ``reset`` (the world reads them in
+            ``_initialize_episode``).
         backend: ``"cpu"``, ``"gpu"`` or ``"auto"`` (GPU when CUDA is available).
     """
 
@@ -76,6 +81,7 @@ class SimBatch:
         seed: int | Sequence[int] | None = 0,
         env_options: Mapping[str, Any] | None = None,
         backend: str = "auto",
+        reset_options: Mapping[str, Any] | None = None,
     ) -> None:
         if num_slots < 1:
             raise ValueError(f"num_slots must be >= 1, got {num_slots}")
@@ -91,7 +97,8 @@ class SimBatch:
         self.env_id = env_id
         self.num_slots = num_slots
         self.backend = backend
-        options = dict(env_options or {})
+        options, moved = split_world_options(env_id, env_options or {})
+        self.reset_options: dict[str, Any] = {**moved, **dict(reset_options or {})}
         options.setdefault("obs_mode", "state_dict")
         for key, value in backend_kwargs(gpu=backend == "gpu").items():
             options.setdefault(key, value)
@@ -147,6 +154,15 @@ class SimBatch:
         """Root pose ``[N, 7]`` (xyz + wxyz) of one robot in every slot."""
         name = self.robot_name(robot)
         return self._gather(lambda env: _agent(env, name).robot.pose.raw_pose)
+
+    def robot_links(self, slot: int) -> dict[str, dict[str, Any]]:
+        """Robot name → xyz of its links, fingers and TCP in ``slot`` (for replays)."""
+        row = slot if self.backend == "gpu" else 0
+        return world_view.link_positions(self._env_of(slot), row)
+
+    def scene_geometry(self) -> dict[str, Any]:
+        """Shapes, colours and kinds of the world's actors, and its robots (for replays)."""
+        return world_view.scene_geometry(self._envs[0])
 
     # -- state -----------------------------------------------------------------------------
     def get_state(self) -> StateTree:
@@ -207,12 +223,12 @@ class SimBatch:
             self._reset_gpu(idx, seeds)
         else:
             for i, s in zip(idx, seeds, strict=True):
-                self._envs[i].reset(seed=s)
+                self._envs[i].reset(seed=s, options=dict(self.reset_options))
         return self.observe()
 
     def _reset_gpu(self, idx: list[int], seeds: list[int | None]) -> None:
         env = self._envs[0]
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = dict(self.reset_options)
         if len(idx) != self.num_slots:
             options["env_idx"] = torch.as_tensor(idx, device=self.device)
         if all(s is None for s in seeds):

@@ -1,13 +1,16 @@
-"""``BaseError`` (the hooks an injected error implements) and ``ToolErrorSupport``."""
+"""``BaseError``: the hooks an injected error implements (``ToolErrorSupport``, a tool's opt-in,
+lives in ``data_structures`` and is re-exported here)."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from magma_core.serialization import SpecSerializable, contract_base
+from magma_core.simulation.data_structures.error_support import (  # noqa: F401  (re-exported)
+    ToolErrorSupport,
+    check_no_argument_error_type,
+)
 
 if TYPE_CHECKING:
     from magma_core.simulation.data_structures import Observation, ToolExecution, ToolResult
@@ -64,35 +67,3 @@ class BaseError(SpecSerializable):
     # -- serialization -------------------------------------------------------------------
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-def check_no_argument_error_type(error_type: Any) -> None:
-    """``TypeError`` unless ``error_type`` is a ``BaseError`` subclass constructible without args."""
-    if not inspect.isclass(error_type) or not issubclass(error_type, BaseError):
-        raise TypeError(f"An error type must be a BaseError subclass, got {error_type!r}")
-    if inspect.isabstract(error_type):
-        raise TypeError(f"Error type {error_type.__name__} is abstract")
-    try:
-        inspect.signature(error_type).bind()
-    except TypeError as exc:
-        raise TypeError(
-            f"Error type {error_type.__name__} must be constructible without arguments: {exc}"
-        ) from None
-
-
-@dataclass(frozen=True)
-class ToolErrorSupport:
-    """A tool's opt-in to the pre-execution and/or post-verification hooks of an error type."""
-
-    error_type: type[BaseError]
-    pre: bool = True
-    post: bool = True
-
-    def __post_init__(self) -> None:
-        check_no_argument_error_type(self.error_type)
-        if not isinstance(self.pre, bool) or not isinstance(self.post, bool):
-            raise TypeError("ToolErrorSupport.pre and .post must be bools")
-        if not (self.pre or self.post):
-            raise TypeError(
-                f"ToolErrorSupport({self.error_type.__name__}) must enable pre or post"
-            )

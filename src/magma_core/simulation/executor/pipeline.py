@@ -50,6 +50,7 @@ from magma_core.simulation.executor.views import (
     feedback_message,
     stage_entry_messages,
 )
+from magma_core.simulation.executor.world import scene_geometry, world_state
 
 
 @dataclass
@@ -100,6 +101,7 @@ def new_record(ctx: EngineContext, slot: int, seed: int) -> EpisodeRecord:
         robot_names=list(ctx.robot_names),
         stages=stages,
         started_at=time.time(),
+        scene=scene_geometry(ctx.sim),
     )
 
 def start_episodes(ctx: EngineContext, slots: list[int], seeds: list[int]) -> dict[int, SlotState]:
@@ -126,6 +128,7 @@ def start_episodes(ctx: EngineContext, slots: list[int], seeds: list[int]) -> di
             started.append(slot)
         except Exception as exc:
             fail_with_error(state, "applying the entry transition of stage 0", exc)
+        state.record.worlds.append(world_state(ctx.sim, slot))
         state.messages = stage_entry_messages(ctx, state, None, previous_was_action=False)
         state.record.engine_s += time.perf_counter() - start
     started = [s for s in started if has_errors(ctx, states[s])]
@@ -284,6 +287,7 @@ def conclude(
         stage_record.tool_calls = state.tool_calls
         stage_record.forgiven_tool_calls = state.forgiven_tool_calls
     view = build_view(ctx, state)
+    state.record.worlds.append(world_state(ctx.sim, state.slot))
     state.record.steps.append(
         StepRecord(
             step_index=state.step_index,

@@ -238,6 +238,10 @@ class EpisodeRecord:
     wall_s: float = 0.0
     engine_s: float = 0.0
     sim_steps: int = 0
+    #: World states for replays (see ``executor.world``): [0] at the start, [i + 1] after
+    #: step i. Kept out of ``to_dict()``; ``world_dict()`` gives them with the scene.
+    worlds: list[dict[str, Any] | None] = field(default_factory=list)
+    scene: dict[str, Any] = field(default_factory=dict)
 
     @property
     def stages_passed(self) -> int:
@@ -256,6 +260,10 @@ class EpisodeRecord:
     @property
     def tool_calls(self) -> int:
         return sum(s.tool_calls for s in self.stages)
+
+    def world_dict(self) -> dict[str, Any]:
+        """The scene geometry and the world state at the start and after each step."""
+        return {"scene": jsonable(self.scene), "states": jsonable(self.worlds)}
 
     def to_dict(self) -> dict[str, Any]:
         return {

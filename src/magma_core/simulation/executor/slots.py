@@ -23,7 +23,7 @@ from magma_core.simulation.executor.simulator import Simulator
 from magma_core.simulation.tasks import BaseTask
 
 # At most this many failed calls per stage are forgiven (not counted against the budget)
-# because an injected error caused them.
+# because the system caused them: an injected error, or a motion the planner could not plan.
 MAX_FORGIVEN_TOOL_CALLS_PER_STAGE = 3
 
 

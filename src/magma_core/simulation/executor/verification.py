@@ -34,6 +34,10 @@ TEXT_ONLY_TOOL_FAILURE = (
     "and does not allow tool calls."
 )
 EMPTY_ANSWER_FAILURE = "The text-only answer is empty."
+MARKUP_ANSWER_FAILURE = (
+    "The answer was rejected before judging because a text-only stage must not contain "
+    "structured tool or markup-like content."
+)
 
 
 class JudgeError(RuntimeError):
@@ -98,9 +102,9 @@ def settle_batch(ctx: EngineContext, state: SlotState, batch: SlotBatch) -> tupl
                 {"path": list(u.path), "value": jsonable(u.value)} for u in pc.result.state_updates
             ]
         injected = bool(execution.injection_applied)
-        is_forgiven = (
+        is_forgiven = (  # the system's failures, not the agent's (planner: no IK solution)
             not ok
-            and flag is ToolErrorFlag.INJECTION_ERROR
+            and flag in (ToolErrorFlag.INJECTION_ERROR, ToolErrorFlag.PLANNER_ERROR)
             and state.forgiven_tool_calls + forgiven < MAX_FORGIVEN_TOOL_CALLS_PER_STAGE
         )
         forgiven += int(is_forgiven)
@@ -144,13 +148,16 @@ def judge_answer(
 ) -> tuple[StageSuccess, str, dict[str, Any] | None]:
     """Validate a text-only answer: ``(FINISH | FAILED, reason, judge record)``.
 
-    SAY_ONLY accepts any non-empty message; JUDGE asks the executor's judge with the stage's
+    An empty answer, or one starting with ``{`` or ``<`` (markup, not a message to the user),
+    fails before any judging. SAY_ONLY accepts any other message; JUDGE asks the executor's judge with the stage's
     verification prompt as the rule and the last user instruction as the question. A
     verdict carrying an ``error`` (no verdict obtained) raises ``JudgeError``.
     """
     stage = ctx.stages[state.stage_index]
     if not answer.strip():
         return StageSuccess.FAILED, EMPTY_ANSWER_FAILURE, None
+    if answer.lstrip().startswith(("{", "<")):  # e.g. '{"say": "done"}': not a user message
+        return StageSuccess.FAILED, MARKUP_ANSWER_FAILURE, None
     params = stage.global_parameters
     if params.text_only_validation is TextOnlyValidationMode.SAY_ONLY:
         return StageSuccess.FINISH, "", None

@@ -6,7 +6,20 @@ under ``"pose"``; containment compares XY distances with a threshold.
 """
 
 from magma_core.simulation.goals.base import BaseGoal, object_xy
+from magma_core.simulation.goals.counting import AtLeastCountAt, ExactCountAt, MaxAt, On
 from magma_core.simulation.goals.logical import And, Or
 from magma_core.simulation.goals.positional import At, CountAt, NotAt
 
-__all__ = ["And", "At", "BaseGoal", "CountAt", "NotAt", "Or", "object_xy"]
+__all__ = [
+    "And",
+    "At",
+    "AtLeastCountAt",
+    "BaseGoal",
+    "CountAt",
+    "ExactCountAt",
+    "MaxAt",
+    "NotAt",
+    "On",
+    "Or",
+    "object_xy",
+]

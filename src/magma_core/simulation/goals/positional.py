@@ -22,6 +22,16 @@ def _check_thresh(thresh: Any) -> float:
     return float(thresh)
 
 
+def keyword_alias(cls: str, ours: tuple[str, Any], theirs: tuple[str, Any]) -> Any:
+    """One argument given under our name or the predecessor's (``obj_name``, ``location``)."""
+    (name, value), (old_name, old_value) = ours, theirs
+    if value is None and old_value is None:
+        raise TypeError(f"{cls} missing required argument {name!r} (or {old_name!r})")
+    if value is not None and old_value is not None and value != old_value:
+        raise TypeError(f"{cls} got both {name}={value!r} and {old_name}={old_value!r}")
+    return value if value is not None else old_value
+
+
 def inside(obs: dict[str, Any], obj: str, area: str, thresh: float) -> torch.Tensor:
     """``Tensor[N]`` of bools: is ``obj`` within ``thresh`` (XY) of ``area``?"""
     obj_xy, area_xy = object_xy(obs, obj), object_xy(obs, area)
@@ -31,12 +41,23 @@ def inside(obs: dict[str, Any], obj: str, area: str, thresh: float) -> torch.Ten
 
 
 class At(BaseGoal):
-    """1 where ``obj`` lies within ``thresh`` of ``area`` (XY), else 0."""
+    """1 where ``obj`` lies within ``thresh`` of ``area`` (XY), else 0.
 
-    def __init__(self, obj: str, area: str, thresh: float = 0.1) -> None:
+    The predecessor's keyword names ``obj_name`` and ``location`` are accepted too.
+    """
+
+    def __init__(
+        self, obj: str | None = None, area: str | None = None, thresh: float = 0.1, *,
+        obj_name: str | None = None, location: str | None = None,
+    ) -> None:
+        obj = keyword_alias("At", ("obj", obj), ("obj_name", obj_name))
+        area = keyword_alias("At", ("area", area), ("location", location))
         self.obj = _check_name(obj, "At.obj")
         self.area = _check_name(area, "At.area")
         self.thresh = _check_thresh(thresh)
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {"obj": self.obj, "area": self.area, "thresh": self.thresh}
 
     def verify(self, obs: dict[str, Any]) -> torch.Tensor:
         return inside(obs, self.obj, self.area, self.thresh).to(SCORE_DTYPE)
@@ -44,11 +65,16 @@ class At(BaseGoal):
 
 class NotAt(BaseGoal):
     """1 unless ``obj`` lies in one of ``area`` (a name or a list of names); then -1 when
-    ``strict`` (a definitive failure), else 0."""
+    ``strict`` (a definitive failure), else 0. ``obj_name`` and ``locations`` (the
+    predecessor's keyword names) are accepted too."""
 
     def __init__(
-        self, obj: str, area: str | Sequence[str], strict: bool = True, thresh: float = 0.1
+        self, obj: str | None = None, area: str | Sequence[str] | None = None,
+        strict: bool = True, thresh: float = 0.1, *,
+        obj_name: str | None = None, locations: str | Sequence[str] | None = None,
     ) -> None:
+        obj = keyword_alias("NotAt", ("obj", obj), ("obj_name", obj_name))
+        area = keyword_alias("NotAt", ("area", area), ("locations", locations))
         self.obj = _check_name(obj, "NotAt.obj")
         areas = [area] if isinstance(area, str) else list(area)
         if not areas:
@@ -60,6 +86,9 @@ class NotAt(BaseGoal):
             raise TypeError("NotAt.strict must be a bool")
         self.strict = strict
         self.thresh = _check_thresh(thresh)
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {"obj": self.obj, "area": self.area, "strict": self.strict, "thresh": self.thresh}
 
     def verify(self, obs: dict[str, Any]) -> torch.Tensor:
         areas = [self.area] if isinstance(self.area, str) else self.area

@@ -13,12 +13,20 @@ from magma_core.simulation.stage.parameters import (
     StageGlobalParameters,
     TextOnlyValidationMode,
 )
+from magma_core.simulation.stage.templates import (
+    AskingBaseStage,
+    ConstraintBaseStage,
+    ModifAttributesBaseStage,
+)
 
 __all__ = [
+    "AskingBaseStage",
     "BaseStageComposite",
     "BaseStageEnvironmentTransition",
     "BaseTaskStage",
     "CompletionAnswerStage",
+    "ConstraintBaseStage",
+    "ModifAttributesBaseStage",
     "StageErrorParameters",
     "StageGlobalParameters",
     "TextOnlyValidationMode",

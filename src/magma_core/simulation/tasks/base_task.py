@@ -8,50 +8,13 @@ engine never mutates a task: it keeps per-episode state in its own slots.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.simulation.data_structures import SituationInit
 from magma_core.simulation.stage import BaseTaskStage
+from magma_core.simulation.tasks.parameters import InitializationParameters, TaskMetadata
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
 from magma_core.simulation.tools import BaseToolsAPI
-
-
-@dataclass
-class InitializationParameters:
-    """How the world is created: env options passed to reset, and the robots' names.
-
-    ``agent_names=None`` means "the environment's own robot names".
-    """
-
-    env_options: dict[str, Any] | None = None
-    agent_names: list[str] | None = None
-
-    def __post_init__(self) -> None:
-        if self.env_options is None:
-            self.env_options = {}
-        if not isinstance(self.env_options, dict):
-            raise TypeError("InitializationParameters.env_options must be a dict or None")
-        if self.agent_names is not None:
-            if not isinstance(self.agent_names, (list, tuple)) or not all(
-                isinstance(n, str) and n for n in self.agent_names
-            ):
-                raise TypeError(
-                    "InitializationParameters.agent_names must be a list of non-empty str or None"
-                )
-            if len(set(self.agent_names)) != len(self.agent_names):
-                raise TypeError("InitializationParameters.agent_names must be unique")
-            self.agent_names = list(self.agent_names)
-
-
-@dataclass
-class TaskMetadata:
-    """Free-form description of a task (styles, difficulty, hints) for front ends."""
-
-    styles: list[str] = field(default_factory=list)
-    difficulty: str | None = None
-    hint: str | None = None
-
 
 _REQUIRED = ("maniskill_env_id", "Tools_cls", "situation_init", "stages")
 _FIELDS = (
@@ -60,6 +23,7 @@ _FIELDS = (
     "task_metadata",
     "tools_constant",
     "name",
+    "randomized_config_path",
 )
 
 
@@ -70,7 +34,8 @@ class BaseTask:
     subclass), ``situation_init`` (``SituationInit``), ``stages`` (ordered stages),
     ``initialization_parameters`` (``InitializationParameters``), ``task_metadata``,
     ``tools_constant`` (exposed to tools as ``Observation.add_constants``) and ``name``
-    (default: the class name).
+    (default: the class name), ``randomized_config_path`` (a vocabulary-randomisation YAML,
+    relative to the scenario package; "" for none).
     """
 
     maniskill_env_id: str
@@ -81,6 +46,7 @@ class BaseTask:
     task_metadata: Any
     tools_constant: dict[str, Any]
     name: str
+    randomized_config_path: str = ""
 
     def __init__(self, **fields: Any) -> None:
         unknown = set(fields) - set(_FIELDS)
@@ -99,6 +65,8 @@ class BaseTask:
         self.task_metadata = copy.deepcopy(getattr(self, "task_metadata", None) or TaskMetadata())
         constants = getattr(self, "tools_constant", None)
         self.tools_constant = {} if constants is None else copy.deepcopy(constants)
+        if not isinstance(self.randomized_config_path, str):
+            raise TypeError(f"{type(self).__name__}.randomized_config_path must be a str")
         if not getattr(self, "name", None):
             self.name = type(self).__name__
 

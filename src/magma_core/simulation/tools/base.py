@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from magma_core.simulation.data_structures import Observation, ToolExecution
 from magma_core.simulation.tools.arguments import check_arguments
 from magma_core.simulation.tools.registration import ToolRegistration, get_registration
+from magma_core.simulation.tools.robot_init import defer_robot_init, run_deferred_init
 
 
 class BaseToolsAPI:
@@ -15,7 +16,9 @@ class BaseToolsAPI:
 
     Each subclass exposes only the tools decorated in its own body; an inherited tool must be
     redeclared to be exposed. The engine constructs the class without arguments, then binds
-    the robots with :meth:`bind_robots`.
+    the robots with :meth:`bind_robots`. A subclass whose ``__init__`` takes the
+    predecessor's ``(agents, equivalence)`` works too: its ``__init__`` runs when the robots
+    are bound, with the agents in index order and ``{robot name: index}``.
     """
 
     _tool_registry: ClassVar[dict[str, ToolRegistration]] = {}
@@ -28,9 +31,16 @@ class BaseToolsAPI:
             if registration is not None:
                 registry[registration.name] = registration
         cls._tool_registry = registry
+        defer_robot_init(cls, BaseToolsAPI.__init__)
 
-    def __init__(self) -> None:
+    def __init__(self, agents: Sequence[Any] | None = None,
+                 equivalence: Mapping[str, int] | None = None) -> None:
         self._robots: dict[str, Any] = {}
+        if agents is not None:  # the predecessor's constructor: agents and name -> index
+            names = sorted(equivalence or {}, key=lambda n: (equivalence or {})[n])
+            if len(names) != len(agents):
+                names = [f"robot_{i}" for i in range(len(agents))] if len(agents) > 1 else [""]
+            self._robots = dict(zip(names, agents, strict=True))
 
     # -- robots ----------------------------------------------------------------------------
     def bind_robots(self, robots: Mapping[str, Any]) -> None:
@@ -38,6 +48,7 @@ class BaseToolsAPI:
         if not isinstance(robots, Mapping) or not all(isinstance(k, str) for k in robots):
             raise TypeError("bind_robots takes a mapping of robot name to agent")
         self._robots = dict(robots)
+        run_deferred_init(self, self._robots)
 
     def robot_names(self) -> list[str]:
         return list(self._robots)
@@ -67,6 +78,10 @@ class BaseToolsAPI:
     def detection_tool_names(cls) -> list[str]:
         """Sorted names of the tools registered with ``is_detection=True``."""
         return sorted(r.name for r in cls._tool_registry.values() if r.is_detection)
+
+    def _return_failed_tool(self, reason: str) -> ToolExecution:
+        """A call refused before any motion (``BAD_CALL``), as the predecessor named it."""
+        return _failed(reason)
 
     # -- calls -----------------------------------------------------------------------------
     def call_tool(

@@ -1,0 +1,76 @@
+"""The viewer's web app: a JSON API over the run store and the static front end.
+
+Routes (all read-only):
+
+* ``GET /`` — the single-page front end (``static/index.html``); pages live in the URL hash.
+* ``GET /api/stamp`` — a token that changes when the store does (the page polls it).
+* ``GET /api/items[?kind=run]`` — the home list, every kind (see :mod:`.catalog`).
+* ``GET /api/runs/{name}`` — a run, its config and episode summaries.
+* ``GET /api/runs/{name}/episodes/{k}`` — an episode's summary and full record.
+* ``GET /api/runs/{name}/episodes/{k}/world`` — its scene and world states for the replay.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from magma_core.view.catalog import KINDS, list_items
+from magma_core.view.reader import StoreReader
+
+STATIC = Path(__file__).parent / "static"
+#: Host headers answered by default: loopback names only, so a web page elsewhere cannot read
+#: the store through a DNS name rebound to 127.0.0.1.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) -> FastAPI:
+    """The viewer app over the run store in ``folder`` (``folder/magma.db``), answering
+    requests whose Host is one of ``allowed_hosts``."""
+    reader = StoreReader(folder)
+    app = FastAPI(title="MAGMA viewer", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+    app.state.reader = reader
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/api/stamp")
+    def stamp() -> dict[str, Any]:
+        return {"stamp": reader.stamp(), "store": str(reader.path)}
+
+    @app.get("/api/items")
+    def items(kind: str | None = None) -> dict[str, Any]:
+        if kind is not None and kind not in {k.kind for k in KINDS}:
+            raise HTTPException(404, f"unknown kind {kind!r}")
+        return list_items(reader, kind)
+
+    @app.get("/api/runs/{name}")
+    def run(name: str) -> dict[str, Any]:
+        found = reader.run(name)
+        if found is None:
+            raise HTTPException(404, f"no run named {name!r}")
+        return found
+
+    @app.get("/api/runs/{name}/episodes/{episode}")
+    def episode(name: str, episode: int) -> dict[str, Any]:
+        found = reader.episode(name, episode)
+        if found is None:
+            raise HTTPException(404, f"run {name!r} has no episode {episode}")
+        return found
+
+    @app.get("/api/runs/{name}/episodes/{episode}/world")
+    def world(name: str, episode: int) -> dict[str, Any]:
+        found = reader.world(name, episode)
+        if found is None:
+            raise HTTPException(404, f"run {name!r} episode {episode} has no recorded world")
+        return found
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app

@@ -1,0 +1,73 @@
+"""The viewer's home list: every stored thing people look at, whatever its kind.
+
+Each kind (runs today; benchmark results and generations when those drivers store them)
+contributes rows through one lister. A row is a plain dict with the same keys for every kind,
+so the list page draws all kinds in one table and links each row to its kind's page::
+
+    {"kind": "run", "id": "demo", "title": "demo", "subtitle": "sorting.SortAll",
+     "agent": "trace", "state": "complete", "counts": {...}, "created_at": ..,
+     "updated_at": .., "href": "#/runs/demo"}
+
+Adding a kind is one ``ItemKind`` in :data:`KINDS` with a lister over the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from magma_core.view.reader import StoreReader
+
+
+@dataclass(frozen=True)
+class ItemKind:
+    """One kind of stored item: its key, its label in the list and how to list it."""
+
+    kind: str
+    label: str
+    list_items: Callable[[StoreReader], list[dict[str, Any]]]
+
+
+def run_items(reader: StoreReader) -> list[dict[str, Any]]:
+    """One list row per stored run."""
+    items = []
+    for run in reader.runs():
+        items.append(
+            {
+                "kind": "run",
+                "id": run["name"],
+                "title": run["name"],
+                "subtitle": run["preset"],
+                "agent": run["agent"],
+                "state": run["state"],
+                "counts": {
+                    "episodes": run["stored"],
+                    "planned": run["planned"],
+                    "statuses": run["statuses"],
+                    "stages_passed": run["stages_passed"],
+                    "stages_total": run["stages_total"],
+                    "total_tokens": run["total_tokens"],
+                },
+                "created_at": run["created_at"],
+                "updated_at": run["updated_at"],
+                "href": f"#/runs/{quote(run['name'], safe='')}",
+            }
+        )
+    return items
+
+
+#: Every kind the list shows, in tab order. Benchmarks and generations join here.
+KINDS: tuple[ItemKind, ...] = (ItemKind("run", "Runs", run_items),)
+
+
+def list_items(reader: StoreReader, kind: str | None = None) -> dict[str, Any]:
+    """The home list: rows of every kind (or of ``kind``), newest first, and the kinds."""
+    rows: list[dict[str, Any]] = []
+    for item_kind in KINDS:
+        if kind is None or item_kind.kind == kind:
+            rows.extend(item_kind.list_items(reader))
+    rows.sort(key=lambda r: r["updated_at"] or 0, reverse=True)
+    kinds = [{"kind": k.kind, "label": k.label} for k in KINDS]
+    return {"kinds": kinds, "items": rows}

@@ -1,0 +1,199 @@
+"""Annotated mp4 videos of stored episodes, rendered from the recorded world states.
+
+SAPIEN cannot render on machines without a Vulkan device, so a video is the top-down replay
+(:mod:`.frames`) with a footer naming the stage, the instruction and the current action or
+answer. Frames go to the ffmpeg binary of the ``imageio-ffmpeg`` package (no download at run
+time), into a temporary file that replaces the target only when complete.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from magma_core.view.frames import HEIGHT, WIDTH, Caption, FrameDrawer, blend
+
+FPS = 10
+START_HOLD = 10  # frames showing the start state
+MOVE = 6  # frames moving from one state to the next
+HOLD = 10  # frames holding each state after a decision
+END_HOLD = 10  # extra frames on the last state
+
+
+class VideoError(RuntimeError):
+    """A video could not be made (no world states recorded, or ffmpeg failed)."""
+
+
+def frame_count(decisions: int) -> int:
+    """How many frames the video of an episode with ``decisions`` steps has."""
+    return START_HOLD + decisions * (MOVE + HOLD) + END_HOLD
+
+
+def ffmpeg_exe() -> str:
+    """The ffmpeg binary shipped in the ``imageio-ffmpeg`` wheel."""
+    import imageio_ffmpeg
+
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def _call_text(call: dict[str, Any]) -> str:
+    arguments = call.get("arguments")
+    if isinstance(arguments, dict):
+        args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    else:
+        args = str(arguments or "")
+    robot = call.get("robot") or call.get("target_robot_name")
+    mark = "" if "ok" not in call else ("  [ok]" if call.get("ok") else "  [failed]")
+    return f"{robot + '.' if robot else ''}{call.get('tool') or call.get('name')}({args}){mark}"
+
+
+def captions(record: dict[str, Any], episode: int) -> list[Caption]:
+    """One caption per world state: the start, then after each decision."""
+    stages = record.get("stages", [])
+    steps = record.get("steps", [])
+
+    def stage_name(index: int) -> str:
+        return stages[index]["name"] if 0 <= index < len(stages) else "?"
+
+    def user_text(step: dict[str, Any], last: str) -> str:
+        said = [m.get("content", "") for m in step.get("inputs", []) if m.get("kind") == "user"]
+        return "\n".join(said) if said else last
+
+    instruction = user_text(steps[0], "") if steps else ""
+    out = [
+        Caption(
+            title=f"{record.get('task', '')}  ·  episode {episode}  ·  start  ·  stage 0/{len(stages)}"
+            f" {stage_name(0)}",
+            instruction=instruction,
+            action="",
+            total=len(steps),
+        )
+    ]
+    for i, step in enumerate(steps):
+        decision = step.get("decision") or {}
+        calls = step.get("calls") or decision.get("tool_calls") or []
+        if calls:
+            action = "   ".join(_call_text(c) for c in calls)
+        elif decision.get("say"):
+            action = f"answer: {decision['say']}"
+        else:
+            action = f"invalid decision: {decision.get('error')}" if decision.get("error") else "(nothing)"
+        verdict = step.get("stage_success", "")
+        if verdict == "FINISH":
+            verdict = f"FINISH {step.get('stage_state', '')}"
+        status = "" if step.get("status") == "running" else f"  ·  episode {step.get('status')}"
+        instruction = user_text(step, instruction)
+        out.append(
+            Caption(
+                title=f"{record.get('task', '')}  ·  episode {episode}  ·  decision {i + 1}/{len(steps)}"
+                f"  ·  stage {step.get('stage_index')} {stage_name(step.get('stage_index', -1))}"
+                f"  ·  {verdict}{status}",
+                instruction=instruction,
+                action=action,
+                position=i + 1,
+                total=len(steps),
+            )
+        )
+    return out
+
+
+def frames(record: dict[str, Any], world: dict[str, Any], episode: int) -> Iterator[bytes]:
+    """The raw RGB frames of the episode's video, in order (see :func:`frame_count`)."""
+    states = world.get("states") or []
+    steps = record.get("steps", [])
+    if len(states) != len(steps) + 1 or not any(states):
+        raise VideoError(
+            f"episode {episode} has {len(states)} recorded world states for {len(steps)} decisions"
+        )
+    drawer = FrameDrawer(world.get("scene", {}), states)
+    texts = captions(record, episode)
+    still = drawer.frame(states[0], texts[0]).tobytes()
+    for _ in range(START_HOLD):
+        yield still
+    for i in range(1, len(states)):
+        for m in range(1, MOVE + 1):
+            yield drawer.frame(blend(states[i - 1], states[i], m / MOVE), texts[i]).tobytes()
+        still = drawer.frame(states[i], texts[i]).tobytes()
+        for _ in range(HOLD + (END_HOLD if i == len(states) - 1 else 0)):
+            yield still
+    if len(states) == 1:
+        for _ in range(END_HOLD):
+            yield still
+
+
+def write_video(record: dict[str, Any], world: dict[str, Any] | None, episode: int, output: Path) -> int:
+    """Render the episode to ``output`` (mp4, H.264) atomically; returns the frame count."""
+    if world is None:
+        raise VideoError(f"episode {episode} was stored without world states (an older store?)")
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=".mp4", dir=output.parent)
+    os.close(handle)
+    command = [
+        ffmpeg_exe(), "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
+        "-s", f"{WIDTH}x{HEIGHT}", "-r", str(FPS), "-i", "-", "-c:v", "libx264",
+        "-preset", "veryfast", "-crf", "23", "-pix_fmt", "yuv420p", "-movflags", "+faststart",
+        tmp_name,
+    ]
+    count = 0
+    try:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdin is not None
+        try:
+            for frame in frames(record, world, episode):
+                process.stdin.write(frame)
+                count += 1
+        except BrokenPipeError:
+            pass
+        finally:
+            process.stdin.close()
+        error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+        if process.wait() != 0:
+            raise VideoError(f"ffmpeg failed: {error.strip()[-300:]}")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_name, 0o666 & ~umask)
+        os.replace(tmp_name, output)
+    except BaseException:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+        raise
+    return count
+
+
+def probe_frames(path: Path) -> tuple[int, tuple[int, int]]:
+    """(frame count, (width, height)) of a video, read by decoding it with ffmpeg."""
+    import re
+
+    result = subprocess.run(
+        [ffmpeg_exe(), "-hide_banner", "-i", str(path), "-map", "0:v:0", "-f", "null", "-"],
+        capture_output=True, text=True, check=False,
+    )
+    text = result.stderr
+    counts = re.findall(r"frame=\s*(\d+)", text)
+    size = re.search(r"Video: .*?, (\d{2,5})x(\d{2,5})", text)
+    if result.returncode != 0 or not counts or size is None:
+        raise VideoError(f"cannot read {path}: {text.strip()[-300:]}")
+    return int(counts[-1]), (int(size.group(1)), int(size.group(2)))
+
+
+def default_video_path(folder: Path, run_name: str, episode: int) -> Path:
+    """Where ``magma runs video`` and ``magma run --videos`` put an episode's video."""
+    return Path(folder) / "videos" / run_name / f"episode-{episode}.mp4"
+
+
+def write_episode_video(folder: Path, run_name: str, episode: int, output: Path | None = None) -> Path:
+    """Render a stored episode of the store in ``folder``; returns the video's path."""
+    from magma_core.view.reader import StoreReader
+
+    reader = StoreReader(folder)
+    found = reader.episode(run_name, episode)
+    if found is None:
+        raise VideoError(f"run {run_name!r} has no episode {episode} in {folder}")
+    output = output or default_video_path(folder, run_name, episode)
+    write_video(found["record"], reader.world(run_name, episode), episode, output)
+    return output

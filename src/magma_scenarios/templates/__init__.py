@@ -1,0 +1,1 @@
+"""Reusable scenario building blocks (the predecessor's ``magma_scenarios.templates``)."""
