@@ -46,6 +46,7 @@ class NoAnswer:
 
     code: str
     message: str
+    outputs: list[AgentOutput] = field(default_factory=list)  # the error outputs, if any
 
 
 #: What :meth:`Agent.answer` gives per input: its outputs, or :class:`NoAnswer`.
@@ -179,7 +180,7 @@ class CandidateAgent(Agent):
             if outputs and len(errors) == len(outputs) and all(
                 e.code in self.unreachable_codes and e.component == self.component for e in errors
             ):
-                grouped[source_id] = NoAnswer(errors[0].code, errors[0].message)
+                grouped[source_id] = NoAnswer(errors[0].code, errors[0].message, outputs)
         return grouped
 
     @abc.abstractmethod

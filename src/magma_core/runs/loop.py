@@ -58,7 +58,6 @@ class EpisodeState:
     idle: int = 0
     started: float = field(default_factory=time.perf_counter)
     agent_steps: list[dict[str, Any]] = field(default_factory=list)  # usage per decision
-    carried: list[dict[str, Any]] = field(default_factory=list)  # exchanges of resent inputs
 
     def agent_totals(self) -> dict[str, Any]:
         """Tokens, model calls and agent latency summed over the episode's decisions."""
@@ -244,8 +243,8 @@ class RunLoop:
                 state.memory = memory
             state.decisions += 1
             usage = exchange_of(answer.outputs[0].internal_steps) if answer.outputs else {}
-            entry = merge_exchanges(state.carried, {**usage, "wait_s": answer.waited_s})
-            state.carried = []
+            carried = [{**exchange_of(o.internal_steps), "wait_s": 0.0} for o in answer.failed]
+            entry = merge_exchanges(carried, {**usage, "wait_s": answer.waited_s})
             wait_s = entry.pop("wait_s")
             state.agent_steps.append({**entry, "latency_s": round(wait_s, 6),
                                       "decision": state.decisions})

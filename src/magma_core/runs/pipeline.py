@@ -73,6 +73,7 @@ class SlotAnswer:
     latency_s: float
     waited_s: float
     attempts: int
+    failed: list[AgentOutput] = field(default_factory=list)  # outputs of unanswered attempts
 
 
 @dataclass
@@ -82,6 +83,7 @@ class _Waiting:
     attempts: int = 1
     failing_since: float | None = None
     last_failure: str = ""
+    failed: list[AgentOutput] = field(default_factory=list)
 
 
 @dataclass
@@ -135,11 +137,13 @@ class SlotPipeline:
                 if state is None:
                     continue
                 if isinstance(arrival.answer, NoAnswer):
+                    state.failed.extend(arrival.answer.outputs[:1])
                     self._schedule_retry(arrival.key, state, arrival.answer)
                     continue
                 del self._waiting[arrival.key]
                 done.append(SlotAnswer(arrival.key, arrival.answer, arrival.latency_s,
-                                       time.perf_counter() - state.asked, state.attempts))
+                                       time.perf_counter() - state.asked, state.attempts,
+                                       state.failed))
             if done:
                 return done
         return []

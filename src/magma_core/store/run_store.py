@@ -329,7 +329,12 @@ class RunStore:
 
 def safe_rows(rows: EpisodeRows) -> EpisodeRows:
     """``rows`` with every string made safe (see :mod:`magma_core.text_safety`)."""
-    return EpisodeRows(*(
-        [tuple(safe_value(list(row))) for row in getattr(rows, name)]
-        for name in EpisodeRows.__dataclass_fields__
-    ))
+    def table(name: str) -> list[tuple]:
+        return [tuple(safe_value(list(row))) for row in getattr(rows, name)]
+
+    return EpisodeRows(
+        decisions=table("decisions"),
+        tool_calls=table("tool_calls"),
+        stage_outcomes=table("stage_outcomes"),
+        world=rows.world,  # numbers and names the engine wrote, not agent text
+    )
