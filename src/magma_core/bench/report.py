@@ -83,7 +83,7 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
         table.add_column(run)
     for key, metric in rows:
         table.add_row(key, *[_cell(reports[r][metric], key in sig.get(r, set())) for r in runs])
-    conditions = [c for c in reports[runs[0]]["success_by_condition"]]
+    conditions = [c for c in reports[runs[0]]["success_by_condition"] if c != "clean"]
     for c in conditions:
         table.add_row(c, *[_cell(reports[r]["success_by_condition"].get(c), c in sig.get(r, set()))
                            for r in runs])

@@ -67,7 +67,7 @@ def line_chart(title: str, series: dict[str, dict[str, float | None]], plot_id: 
     for k in ks:
         x = left + 20 + (k - 1) / span * (width - left - 60)
         parts.append(f'<text x="{x:.1f}" y="{height + 16}" font-size="11">k={k}</text>')
-    for si, (run, values) in enumerate(series.items()):
+    for si, values in enumerate(series.values()):
         points = []
         for k in ks:
             v = values.get(str(k))

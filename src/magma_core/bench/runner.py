@@ -20,7 +20,13 @@ from typing import Any
 from magma_core.bench.suite import Suite, load_suite
 from magma_core.bench.task_spec import task_from_spec
 from magma_core.runs import AgentOutage, LoopLimits, RunSpec
-from magma_core.runs.assembly import RunParts, build_judge, build_run_agent, check_task, run_episodes
+from magma_core.runs.assembly import (
+    RunParts,
+    build_judge,
+    build_run_agent,
+    check_task,
+    run_episodes,
+)
 from magma_core.runs.spec import check_run_name
 from magma_core.scenarios import register_environments
 from magma_core.store.bench_store import BenchStore, item_run_name, open_bench_store
