@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: venv demo test lint clean real-model-venv test-real-model bench-real-model chromium screenshots
+.PHONY: venv demo test test-slow lint clean real-model-venv test-real-model bench-real-model chromium screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -57,6 +57,9 @@ bench-real-model: $(STAMP) $(REAL_STAMP)
 # Refresh the viewer's screenshots in docs/images (the README shows them).
 screenshots: $(STAMP) chromium
 	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
 
 clean:
 	rm -rf $(VENV) $(REAL_VENV) .pytest_cache

@@ -38,6 +38,7 @@ LAYERS = {
     "magma_core.scenarios": 6,
     "magma_core.store": 7,
     "magma_core.gen": 7,
+    "magma_core.bench": 7,
     "magma_core.export": 7,
     "magma_core.runs": 7,
     "magma_core.cli": 8,
