@@ -68,7 +68,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend"
     )
+    add_skills_option(parser)
     parser.set_defaults(func=run)
+
+
+def add_skills_option(parser: argparse.ArgumentParser) -> None:
+    """``--skills NAME... | all``: run with the scenario's skills (default: the preset's own)."""
+    parser.add_argument(
+        "--skills",
+        nargs="+",
+        metavar="NAME",
+        default=None,
+        help="run with these skills of the scenario ('all': every one); the agent's tools "
+        "become skills, cancel_current_action and the plain tools",
+    )
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
@@ -87,6 +100,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         name=args.name,
         limits=LoopLimits(max_decisions=args.max_decisions),
         backend=args.backend,
+        skills=tuple(args.skills) if args.skills else None,
     )
 
 

@@ -8,7 +8,7 @@ function. Every mistake the user can fix is a one-line :class:`UserError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ from magma_core.agents import Agent, build_agent, parse_spec
 from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
 from magma_core.runs.loop import Listener, RunLoop
-from magma_core.scenarios import load_preset
+from magma_core.scenarios import load_preset, load_skills
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.tasks import BaseTask
@@ -69,6 +69,7 @@ class RunParts:
     agent: Agent
     judge: Judge | None
     warning: str | None = None  # from the agent's check, for the caller to show
+    skills: list[type] | None = None  # skill classes; None: plain tools
     closed: bool = False
 
     def close(self) -> None:
@@ -88,18 +89,27 @@ def prepare(spec: RunSpec) -> RunParts:
     task = load_task(spec.target)
     judge = build_judge(spec.judge)
     check_task(task, judge, spec.target)
+    skills = task_skills(spec.target, task, spec.skills)
     agent = build_run_agent(spec.agent, task)
-    return RunParts(task, agent, judge, getattr(agent, "check_warning", None))
+    return RunParts(task, agent, judge, getattr(agent, "check_warning", None), skills)
+
+
+def task_skills(target: str, task: BaseTask, names: Sequence[str] | None) -> list[type] | None:
+    """The skill classes to run ``task`` with: ``names`` (``["all"]``: every skill of the
+    scenario), else the preset's own ``skills`` attribute, else None (plain tools)."""
+    if names is None:
+        names = getattr(task, "skills", None)
+    return None if names is None else load_skills(target, list(names))
 
 
 def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
-    env_options: dict[str, Any] | None = None,
+    env_options: dict[str, Any] | None = None, skills: list[type] | None = None,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error."""
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
-                        env_options=env_options)
+                        env_options=env_options, skills=skills)
     except UserError:
         raise
     except ValueError as exc:
@@ -121,7 +131,7 @@ def run_episodes(
     engine with ``slots`` slots, storing each as it ends: THE path from a run to the engine,
     in this process and in every worker process. Closes the engine, not ``parts``."""
     executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
-                             spec.env_options)
+                             spec.env_options, parts.skills)
     try:
         return RunLoop(
             parts.task,

@@ -36,7 +36,9 @@ class RunSpec:
     None, ``none`` (accept any non-empty answer) or ``openai:MODEL[@BASE_URL]``; a preset with
     judged stages needs one. Episode *k* uses seed ``seed + k``. ``slots`` episodes run side by
     side in one engine, in each of ``workers`` processes. The run is stored in
-    ``out/magma.db`` under ``name`` (default: the target); the same name resumes it.
+    ``out/magma.db`` under ``name`` (default: the target); the same name resumes it. ``skills``:
+    skill names of the scenario's manifest (``("all",)``: every one); None: the preset's own
+    ``skills`` attribute if it has one, else plain tools.
     """
 
     target: str
@@ -51,6 +53,7 @@ class RunSpec:
     limits: LoopLimits = field(default_factory=LoopLimits)
     backend: str = "auto"
     env_options: dict[str, Any] = field(default_factory=dict)
+    skills: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -66,6 +69,10 @@ class RunSpec:
         if not isinstance(self.env_options, dict):
             raise UserError("env_options must be a dict")
         object.__setattr__(self, "out", Path(self.out))
+        if self.skills is not None:
+            if isinstance(self.skills, str) or not all(isinstance(n, str) for n in self.skills):
+                raise UserError("skills must be a list of skill names (or ['all'])")
+            object.__setattr__(self, "skills", tuple(self.skills))
 
     @property
     def run_name(self) -> str:
@@ -86,6 +93,8 @@ class RunSpec:
         }
         if self.env_options:
             config["env_options"] = self.env_options
+        if self.skills is not None:
+            config["skills"] = list(self.skills)
         return config
 
 

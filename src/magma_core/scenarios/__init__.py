@@ -8,6 +8,7 @@ from magma_core.scenarios.registry import (
     get_scenario,
     list_scenarios,
     load_preset,
+    load_skills,
     register_environments,
 )
 
@@ -19,5 +20,6 @@ __all__ = [
     "get_scenario",
     "list_scenarios",
     "load_preset",
+    "load_skills",
     "register_environments",
 ]
