@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from magma_core.simulation.data_structures import ToolErrorFlag
+from magma_core.simulation.executor.normalize import NormalizedCall
 from magma_core.simulation.executor.skill_admission import admit
 from magma_core.simulation.executor.skill_state import SkillAPI, SkillSlotState
-from magma_core.simulation.executor.normalize import NormalizedCall
 from magma_core.simulation.skills import (
     BaseSkill,
     CallTick,

@@ -7,10 +7,10 @@ modules that register the scenario's environments, then the class.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
-from collections.abc import Sequence
 from typing import Any
 
 from magma_core.scenarios.manifest import ScenarioManifest
