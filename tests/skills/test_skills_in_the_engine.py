@@ -150,3 +150,24 @@ def test_a_failed_resume_puts_the_suspended_work_back():
         state = ex.skill_state(0)
         assert list(state.suspended) == ["panda"] and not state.running
         assert state.suspended["panda"].pending.tool_name == "detect_objects"
+
+
+@pytest.mark.parametrize("name", ["SortAll", "Interruption"])
+def test_plain_presets_solve_the_same_with_one_call_skills(name):
+    from magma_scenarios.sorting import presets
+
+    task = getattr(presets, name)()
+    with Executor(task, skills=[], backend="cpu") as ex:
+        for decision in task.perfect_trace().decisions():
+            ex.submit({0: decision})
+        record = ex.record(0)
+    assert record.status == "success", record.reason
+    assert [s.state for s in record.stages] == ["OPTIMAL"] * len(record.stages)
+
+
+def test_unknown_skill_name_is_one_line_and_exit_2(tmp_path, capsys):
+    from magma_core.cli import main
+
+    assert main(["run", "sorting.SortAll", "--skills", "nope", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["magma: error: scenario 'sorting' has no skill 'nope' (skills: clear_zone, sort_all)"]
