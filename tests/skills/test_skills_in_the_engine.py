@@ -171,3 +171,22 @@ def test_unknown_skill_name_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["run", "sorting.SortAll", "--skills", "nope", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["magma: error: scenario 'sorting' has no skill 'nope' (skills: clear_zone, sort_all)"]
+
+
+def test_a_broken_skill_ends_only_its_slot():
+    from magma_core.simulation.skills import BaseSkill, SkillSpec
+
+    class Broken(BaseSkill):
+        spec = SkillSpec("broken", "Raises when it starts.", ["pick"], {})
+
+        def start(self):
+            raise RuntimeError("scenario bug")
+
+        def tick(self, status):
+            raise RuntimeError("scenario bug")
+
+    task = skill_presets.SkillSortAll()
+    with Executor(task, num_slots=2, skills=[Broken, SortAll], backend="cpu") as ex:
+        outs = ex.submit({0: _calls(("panda", "broken", {})), 1: _calls(SORT)})
+        assert outs[0].status == "error" and "scenario bug" in ex.record(0).reason
+        assert outs[1].next_view.stage_index == 1  # slot 1 sorted all three cubes

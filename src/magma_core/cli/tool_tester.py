@@ -203,9 +203,9 @@ class Repl:
 
     def show_skills(self, slot: int) -> None:
         """With skills: each robot's status, and the work suspended by an interruption."""
-        skills = self.executor.skill_state(slot)
-        if skills is None:
+        if not getattr(self.executor, "has_skills", False):
             return
+        skills = self.executor.skill_state(slot)
         statuses = self.executor.agent_view(slot).attributes.get("robot_statuses", {})
         shown = ", ".join(f"{robot}: {status}" for robot, status in statuses.items())
         self.say(f"[slot {slot}] robot statuses: {shown}")

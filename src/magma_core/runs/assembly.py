@@ -95,10 +95,8 @@ def prepare(spec: RunSpec) -> RunParts:
 
 
 def task_skills(target: str, task: BaseTask, names: Sequence[str] | None) -> list[type] | None:
-    """The skill classes to run ``task`` with: ``names`` (``["all"]``: every skill of the
-    scenario), else the preset's own ``skills`` attribute, else None (plain tools)."""
-    if names is None:
-        names = getattr(task, "skills", None)
+    """The skill classes ``names`` of the scenario (``["all"]``: every one); None when no
+    names are given: the engine then uses the preset's own ``skills``, if any."""
     return None if names is None else load_skills(target, list(names))
 
 

@@ -38,7 +38,7 @@ class RunSpec:
     side in one engine, in each of ``workers`` processes. The run is stored in
     ``out/magma.db`` under ``name`` (default: the target); the same name resumes it. ``skills``:
     skill names of the scenario's manifest (``("all",)``: every one); None: the preset's own
-    ``skills`` attribute if it has one, else plain tools.
+    ``skills`` (skill classes) if it has them, else plain tools.
     """
 
     target: str

@@ -1,4 +1,4 @@
-"""Sorting presets that run with skills (``--skills sort_all``), each with a perfect trace.
+"""Sorting presets that run with skills (their own ``skills``), each with a perfect trace.
 
 | preset | what it exercises |
 | --- | --- |
@@ -26,6 +26,7 @@ from magma_core.simulation.tasks import (
     UserEvent,
 )
 from magma_scenarios.common.stages import ObjectsToZones
+from magma_scenarios.sorting.skills import ClearZone, SortAll
 from magma_scenarios.sorting.tools import SortingTools
 from magma_scenarios.sorting.world import DUO_ENV_ID, ENV_ID, cube_names, zone_names
 
@@ -49,8 +50,8 @@ class _SkillSorting(BaseTask):
     maniskill_env_id = ENV_ID
     Tools_cls = SortingTools
     situation_init = SituationInit({"objects": cube_names(3), "areas": zone_names(3)})
-    #: The skills the preset needs (``magma run … --skills`` names them).
-    skills = ("sort_all",)
+    #: The skills the preset runs with (the engine's default; ``--skills`` overrides).
+    skills = (SortAll, ClearZone)
 
 
 def _first_cube_stage() -> ObjectsToZones:

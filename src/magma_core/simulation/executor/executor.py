@@ -73,7 +73,8 @@ class Executor:
         sim: an already-built ``Simulator`` to run on (a ``SimBatch``, or a stand-in).
         motion: the motion driver (default: the simulation layer's, on ``sim``).
         skills: run with skills (``BaseSkill`` classes; ``[]``: the plain tools as one-call
-            skills and ``cancel_current_action``); None runs plain tools (see ``skill_steps``).
+            skills and ``cancel_current_action``); None: the task's own ``skills`` class
+            attribute if it has one, else plain tools (see ``skill_steps``).
     """
 
     def __init__(
@@ -130,6 +131,8 @@ class Executor:
                 tool_descriptions=task.Tools_cls.get_api_description(),
                 judge=judge,
             )
+            if skills is None:
+                skills = getattr(task, "skills", None)
             if skills is not None:
                 api = SkillAPI(self._ctx.tool_descriptions, skills)
                 self._ctx.skills = api

@@ -186,15 +186,10 @@ def _after_round(ctx: EngineContext, state: SlotState, step: SkillStep, entered:
     """Decide whether the slot's rounds go on (``step.active``)."""
     skills: SkillSlotState = state.skills
     step.entered = step.entered or entered
-    if not state.running or step.finished or not skills.running:
-        step.active = False
-        return
-    if entered and not _continues_request(ctx, state):
+    if state.running and entered and skills.running and not _continues_request(ctx, state):
         step.interrupted = [w.label() for w in skills.running.values()]
         skills.suspend()
-        step.active = False
-        return
-    step.active = True
+    step.active = bool(state.running and not step.finished and skills.running)
 
 
 def _run_rounds(ctx: EngineContext, states: dict[int, SlotState], steps: dict[int, SkillStep]) -> None:
@@ -269,9 +264,10 @@ def _final_feedback(ctx: EngineContext, state: SlotState, step: SkillStep) -> No
     lines = [*step.control, *step.finished]
     decision_calls = [c.to_dict() for c in main.decision.calls]
     infos = None
-    if step.interrupted and not lines:
+    if step.interrupted:
         infos = "\n".join(
-            f"{label} is suspended: a new instruction arrived." for label in step.interrupted
+            [line for c in lines if (line := c.to_line())]
+            + [f"{label} is suspended: a new instruction arrived." for label in step.interrupted]
         )
     main.feedback = build_feedback(lines, decision_calls, infos=infos,
                                    failure_reason=main.failure_reason)
@@ -291,11 +287,19 @@ def submit_with_skills(
     for slot, decision in decisions.items():
         state = states[slot]
         state.skills.before_resume = None
-        steps[slot] = _admit(ctx, state, decision)
+        try:
+            steps[slot] = _admit(ctx, state, decision)
+        except Exception as exc:  # a skill's constructor (scenario code)
+            steps[slot] = SkillStep(
+                DecisionStep(slot, decision, state.stage_index, list(state.messages), kind="error")
+            )
+            fail_with_error(state, "starting a skill", exc)
     quiet = [s for s, st in steps.items() if not st.active]
     obs = ctx.sim.observe() if quiet else None
     for slot in quiet:
         state, step = states[slot], steps[slot]
+        if not state.running:
+            continue
         try:
             entered = _settle_without_rounds(ctx, state, step, obs)
         except Exception as exc:
