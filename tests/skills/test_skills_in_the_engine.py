@@ -190,3 +190,23 @@ def test_a_broken_skill_ends_only_its_slot():
         outs = ex.submit({0: _calls(("panda", "broken", {})), 1: _calls(SORT)})
         assert outs[0].status == "error" and "scenario bug" in ex.record(0).reason
         assert outs[1].next_view.stage_index == 1  # slot 1 sorted all three cubes
+
+
+def test_a_slot_snapshot_carries_the_suspended_work():
+    task = skill_presets.SkillQuestion()
+    with Executor(task, num_slots=2, skills=SKILLS, backend="cpu") as ex:
+        ex.submit({0: _calls(SORT)})
+        snapshot = ex.snapshot(0)
+        ex.submit({0: _calls(CANCEL)})  # slot 0 goes another way
+        blob = ex.snapshot_to_bytes(snapshot)
+        ex.restore(0, snapshot)
+        ex.restore(1, ex.snapshot_from_bytes(blob))  # through the store's serialisation
+        for slot in (0, 1):
+            assert ex.skill_state(slot).to_dict()["suspended"] == {
+                "panda": "sort_all(color=all, area=zone_c)"
+            }
+        outs = ex.submit({0: Decision(), 1: Decision()})  # both resume the same work
+        for slot in (0, 1):
+            assert [c.tool for c in outs[slot].calls] == ["detect_objects", "pick", "place"] * 2
+            assert outs[slot].next_view.stage_index == 2
+            assert [s.state for s in ex.record(slot).stages[:2]] == ["OPTIMAL", "OPTIMAL"]

@@ -4,7 +4,9 @@
 task's skills, and every plain tool as a one-call skill (``MonoToolSkill``). ``SkillSlotState`` is the
 skill part of a slot's state: the skill running on each robot (with its next call, if it
 waits for one) and the work suspended by an interruption. ``clone()`` copies it whole (skill
-instances included), so saving and restoring a slot restores its skills.
+instances included), so saving and restoring a slot restores its skills; ``to_dict`` /
+``skill_state_from_dict`` serialise it for slot snapshots (a skill's instance attributes must
+then be plain values: strings, numbers, lists, dicts, tuples).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from magma_core.serialization import decode_value, encode_value
 from magma_core.simulation.skills import (
     CANCEL_CURRENT_ACTION,
     BaseSkill,
@@ -126,9 +129,56 @@ class SkillSlotState:
         self.running.update(self.suspended)
         self.suspended.clear()
 
+    def to_data(self) -> dict[str, Any]:
+        """JSON-compatible data (see :func:`skill_state_from_data`); nothing is evaluated."""
+        return {
+            "running": {r: _work_to_data(w) for r, w in self.running.items()},
+            "suspended": {r: _work_to_data(w) for r, w in self.suspended.items()},
+            "before_resume": None if self.before_resume is None else self.before_resume.to_data(),
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """A readable summary (for records and the tool tester)."""
         return {
             "running": {r: w.label() for r, w in self.running.items()},
             "suspended": {r: w.label() for r, w in self.suspended.items()},
         }
+
+
+def _work_to_data(work: RunningSkill) -> dict[str, Any]:
+    pending = work.pending
+    return {
+        "name": work.name,
+        "arguments": encode_value(work.arguments),
+        "robot": work.robot,
+        "started": work.started,
+        "pending": None if pending is None else [pending.tool_name, encode_value(pending.arguments)],
+        "skill": encode_value(dict(vars(work.skill))),
+    }
+
+
+def _work_from_data(data: dict[str, Any], api: SkillAPI) -> RunningSkill:
+    cls = api.classes.get(data["name"])
+    if cls is None:
+        raise ValueError(f"the snapshot runs skill {data['name']!r}, which this task does not have")
+    skill = cls.__new__(cls)
+    vars(skill).update(decode_value(data["skill"]))
+    pending = data["pending"]
+    return RunningSkill(
+        name=data["name"],
+        arguments=decode_value(data["arguments"]),
+        robot=data["robot"],
+        skill=skill,
+        pending=None if pending is None else CallTick(pending[0], decode_value(pending[1])),
+        started=bool(data["started"]),
+    )
+
+
+def skill_state_from_data(data: dict[str, Any], api: SkillAPI) -> SkillSlotState:
+    """The inverse of ``SkillSlotState.to_data`` for the skills ``api`` knows."""
+    before = data.get("before_resume")
+    return SkillSlotState(
+        running={r: _work_from_data(w, api) for r, w in data["running"].items()},
+        suspended={r: _work_from_data(w, api) for r, w in data["suspended"].items()},
+        before_resume=None if before is None else skill_state_from_data(before, api),
+    )
