@@ -105,3 +105,17 @@ def test_admission_messages_without_a_simulator():
         "Impossible to launch pick on robot a because pick is already running on it. "
         "You must use a.cancel_current_action() first."
     )
+
+
+def test_the_readme_example_skill_works():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "PickTwice" in b)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # the README's own code
+    skill = namespace["PickTwice"]({"object": "cube"})
+    assert skill.start() == CallTick("pick", {"object": "cube"})
+    assert skill.tick(RobotToolStatus("pick", False, "slipped")) == CallTick("pick", {"object": "cube"})
+    assert skill.tick(RobotToolStatus("pick", False, "slipped again")).message == "slipped again"
