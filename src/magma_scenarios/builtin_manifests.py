@@ -26,6 +26,10 @@ SORTING = ScenarioManifest(
         "sort_all": "magma_scenarios.sorting.skills:SortAll",
         "clear_zone": "magma_scenarios.sorting.skills:ClearZone",
     },
+    definitions={
+        name: f"magma_scenarios.sorting.definitions:{name}"
+        for name in ("LongSorting", "LongSortingJudged")
+    },
     environments={
         "MagmaSorting-v1": "magma_scenarios.sorting.env",
         "MagmaSortingDuo-v1": "magma_scenarios.sorting.env",

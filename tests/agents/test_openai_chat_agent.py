@@ -36,7 +36,8 @@ def test_tool_call_single_robot(fake_openai, monkeypatch):
     }
     assert [m["role"] for m in sent["messages"]] == ["system", "user"]
     assert "r1" in sent["messages"][0]["content"]
-    assert 'Task attributes: {"known_robots": ["r1"]}' in sent["messages"][0]["content"]
+    assert "Robots: r1." in sent["messages"][0]["content"]
+    assert sent["tool_choice"] == "auto" and sent["max_tokens"] == 1024  # the defaults
     # memory: other keys kept, the turn appended to the history
     assert out.memory["notes"] == "kept"
     assert [m["role"] for m in out.memory["history"]] == ["user", "assistant"]
@@ -84,8 +85,13 @@ def test_malformed_replies_become_errors(fake_openai, reply, code):
     memory = {"history": [{"role": "user", "content": "earlier"}]}
     out = _agent(fake_openai).respond(make_request(memory=memory))[0]
     assert out.status == "error" and out.error.code == code and out.error.component == "openai_chat"
-    assert out.memory == memory  # invalid outputs do not change the memory
+    if code == "http_error":  # not reached: the same input is sent again, the memory is kept
+        assert out.memory == memory
+    else:  # the instruction stays in the conversation, the bad reply does not
+        assert out.memory["history"] == [*memory["history"], {"role": "user", "content": "Pick the cup."}]
+        assert "reply was:" in out.error.message
     assert out.internal_steps and out.internal_steps[0]["output_raw"]
+    assert out.internal_steps[0]["request"]["messages"][-1]["content"] == "Pick the cup."
 
 
 def test_http_500_is_retried_then_fails(fake_openai):

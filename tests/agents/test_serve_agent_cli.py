@@ -7,6 +7,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -64,3 +65,38 @@ def test_user_errors_are_one_line(capsys, argv, message):
     assert main(["serve-agent", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_sigterm_stops_the_server_at_once_cancelling_model_requests(scripted):
+    """A model that takes 60 s to answer: SIGTERM stops serve-agent within a second, and the
+    request in flight is answered (cancelled) rather than left hanging."""
+    scripted.routes["GET /v1/models"] = [{"object": "list", "data": [{"id": "slow"}]}]
+    scripted.routes["POST /v1/chat/completions"] = [("hang", 60)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "magma_core.cli", "serve-agent", "--agent", f"openai:slow@{scripted.url}/v1",
+         "--port", "0", "--model-timeout", "120"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = _first_line(process, timeout=120)
+        assert line.startswith("serving magma.openai_chat on "), (line, process.poll())
+        url = line.split(" on ", 1)[1].strip()
+        replies: list = []
+        client = HttpAgent(url, timeout=30, retries=0)
+        thread = threading.Thread(target=lambda: replies.append(client.respond(make_request())), daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while "POST /v1/chat/completions" not in scripted.calls and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "POST /v1/chat/completions" in scripted.calls
+        start = time.monotonic()
+        process.terminate()
+        process.wait(timeout=10)
+        assert time.monotonic() - start < 1.0
+        thread.join(5)
+        assert replies and replies[0][0].status == "error"
+        client.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=20)

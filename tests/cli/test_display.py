@@ -16,6 +16,7 @@ from magma_core.cli.display import (
     EpisodeProgress,
     results_table,
     totals_line,
+    wrap_clauses,
 )
 
 STATUSES = ("success", "failed", "exceeded", "error", "no_action", "decision_cap",
@@ -126,3 +127,24 @@ def test_totals_line_labels_summed_and_elapsed_time():
     assert line.endswith("264.0s episode time (summed), 74.0s elapsed")
     with pytest.raises(TypeError):
         totals_line(summaries, 74.0)  # elapsed_s is keyword-only
+
+
+def test_totals_wrap_between_clauses_never_inside_one():
+    line = totals_line([summary(k) for k in range(3)], elapsed_s=12.3)
+    out = console(width=80)
+    out.print(wrap_clauses(line, out.width), highlight=False)
+    lines = out.export_text().rstrip("\n").splitlines()
+    assert len(lines) > 1 and all(len(text) <= 80 for text in lines)
+    assert all(text.endswith(",") for text in lines[:-1])
+    assert " ".join(text.strip() for text in lines) == line
+
+
+def test_agent_notices_show_above_the_live_area():
+    out = console()
+    with EpisodeProgress(out, 2) as progress:
+        progress.on_event("start", NS(episode=0, slot=0, decisions=0), view(0))
+        progress.notice("model call attempt 1/3 failed after 120.0 s (timeout); retrying in 0.5 s")
+        progress.on_event("notice", None, "warning: the server may ignore tools")
+    text = out.export_text()
+    assert "agent: model call attempt 1/3 failed after 120.0 s" in text
+    assert "agent: warning: the server may ignore tools" in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "my_magma_scenarios"
-BLOCK = re.compile(r"```(?:python|toml)\n# file: (?P<path>\S+)\n(?P<body>.*?)\n```", re.S)
+BLOCK = re.compile(r"```(?:python|toml|yaml)\n# file: (?P<path>\S+)\n(?P<body>.*?)\n```", re.S)
 TEST_ONLY = '"Buggy"'  # the fixture's manifest also lists a broken preset for the tests
 
 
@@ -18,6 +18,8 @@ def test_every_tutorial_file_is_the_fixture_file():
         "src/my_magma_scenarios/scenarios/tools.py",
         "src/my_magma_scenarios/scenarios/stages.py",
         "src/my_magma_scenarios/scenarios/presets.py",
+        "src/my_magma_scenarios/scenarios/definitions.py",
+        "src/my_magma_scenarios/scenarios/randomization.yaml",
         "src/my_magma_scenarios/manifest.py",
         "pyproject.toml",
     }

@@ -73,6 +73,9 @@ def test_killed_run_resumes_without_loss_or_duplicates(workdir):
     stored = _episodes(db, "resumable")
     assert 2 <= len(stored) < 12, f"kill came too late or too early: {stored}"
     assert stored == list(range(len(stored)))
+    listing = magma("runs", "list", "--out", "out", cwd=workdir)  # the killed run says it resumes
+    assert f"{len(stored)}/12" in listing.stdout and "incomplete" in listing.stdout
+    assert "resumes" in listing.stdout
     resumed = magma(*args, cwd=workdir)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert f"{len(stored)} episode(s) already stored" in resumed.stdout
@@ -159,7 +162,8 @@ def test_run_with_an_openai_compatible_model(workdir):
     ]
     try:
         proc = magma("run", "cube.PickPlace", "--agent", f"openai:fake-model@{server.base_url}",
-                     "--out", "out", cwd=workdir, env={"OPENAI_API_KEY": "test-key"})
+                     "--out", "out", "--max-tokens", "77", "--model-seed", "3",
+                     "--extra-body", '{"min_p": 0.1}', cwd=workdir, env={"OPENAI_API_KEY": "test-key"})
     finally:
         server.close()
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -171,6 +175,8 @@ def test_run_with_an_openai_compatible_model(workdir):
     assert summary["totals"]["total_tokens"] == 4 * 18
     sent = server.requests[0]
     assert sent["model"] == "fake-model"
+    assert (sent["max_tokens"], sent["seed"], sent["min_p"], sent["tool_choice"]) == (77, 3, 0.1, "auto")
+    assert summary["config"]["agent_options"] == {"max_tokens": 77, "seed": 3, "extra_body": {"min_p": 0.1}}
     assert {t["function"]["name"] for t in sent["tools"]} >= {"pick", "place", "detect_objects"}
     record = json.loads(magma("runs", "show", "cube.PickPlace", "--out", "out", "--episode", "0",
                               cwd=workdir).stdout)
@@ -178,6 +184,18 @@ def test_run_with_an_openai_compatible_model(workdir):
     per_decision = record["agent"]["per_decision"]
     assert [d["total_tokens"] for d in per_decision] == [18, 18, 18, 18]
     assert all(d["latency_s"] > 0 for d in per_decision)
+    # the exact request and the raw reply of every step: shown one step at a time, exported
+    step = json.loads(magma("runs", "show", "cube.PickPlace", "--out", "out", "--episode", "0",
+                            "--step", "1", cwd=workdir).stdout)
+    exchange = step["agent"]["model_calls"][0]
+    assert step["step_index"] == 1 and "{not json" in exchange["output_raw"]
+    assert exchange["request"] == server.requests[1] and exchange["attempt_log"][0]["outcome"] == "ok"
+    rows = [json.loads(line) for line in magma("runs", "export", "cube.PickPlace", "--out", "out",
+                                               "--what", "steps", cwd=workdir).stdout.splitlines()]
+    assert [r["agent"]["model_calls"][0]["request"] for r in rows] == server.requests
+    missing = magma("runs", "show", "cube.PickPlace", "--out", "out", "--episode", "0", "--step", "9",
+                    cwd=workdir)
+    assert missing.returncode == 2 and "has no step 9" in missing.stderr
 
 
 def test_more_user_errors_are_one_line(workdir):
@@ -191,6 +209,11 @@ def test_more_user_errors_are_one_line(workdir):
         (["serve-agent", "--agent", "trace", "--log-level", "loud"], "invalid choice"),
         (["serve-agent", "--agent", "trace", "--trace-file", "trace.json"], "cannot read trace file"),
         (["run", "cube.PickPlace", "--out", "a_file"], "cannot open the run store"),
+        (["run", "cube.PickPlace", "--max-tokens", "-1"], "max_tokens must be at least 0"),
+        (["run", "cube.PickPlace", "--max-tokens", "64"], "does not apply to a trace agent"),
+        (["run", "cube.PickPlace", "--agent-config", "missing.toml"], "cannot read agent config"),
+        (["serve-agent", "--agent", "openai:m@http://127.0.0.1:9/v1", "--extra-body", "[1]"],
+         "expected a JSON object"),
     ]
     import torch
 

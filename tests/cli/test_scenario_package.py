@@ -57,3 +57,19 @@ def test_a_scenario_bug_ends_only_its_episode_and_the_exit_status_says_so(instal
     record = json.loads(magma("runs", "show", "my_cubes.Buggy", "--out", "out", "--episode", "1",
                               cwd=tmp_path, env=installed).stdout)
     assert "RuntimeError: scenario bug in slot 1" in record["traceback"]
+
+
+def test_the_tutorial_definition_generates_and_runs_randomised(installed, tmp_path):
+    chains = magma("scenarios", "test-requests", "my_cubes.Shuffle", "--seeds", "2",
+                   cwd=tmp_path, env=installed)
+    assert chains.returncode == 0, chains.stderr
+    assert "seed 0: 8 stages" in chains.stdout and "seed 1: 8 stages" in chains.stdout
+    run = magma("run", "my_cubes.Shuffle", "--episodes", "2", "--slots", "2", "--randomized",
+                "--out", "out", cwd=tmp_path, env=installed)
+    assert run.returncode == 0, run.stdout + run.stderr
+    totals = json.loads((tmp_path / "out" / "my_cubes.Shuffle.summary.json").read_text())["totals"]
+    assert totals["success"] == 2 and totals["optimal"] == totals["stages_total"] == 16
+    record = json.loads(magma("runs", "show", "my_cubes.Shuffle", "--out", "out", "--episode", "0",
+                              cwd=tmp_path, env=installed).stdout)
+    public = record["randomization"]["attributes_equivalence"]
+    assert set(public) == {"zone_a", "zone_b"} and public["zone_a"] in ("left_tray", "dock_1")

@@ -211,3 +211,52 @@ def test_the_idle_count_restarts_after_a_tool_call(pick_place, tmp_path):
 
     _, summaries = _run(task, executor, ScriptedAgent(script), tmp_path, episodes=1)
     assert summaries[0].status == NO_ACTION and summaries[0].decisions == 6
+
+
+def test_agent_wait_is_shared_among_the_slots_a_request_served(pick_place, tmp_path):
+    """Two episodes side by side, one request for both: their waits add up to the time the
+    run really waited, split in proportion to each one's own model time."""
+    import time
+
+    task, executor = pick_place
+    trace = TraceAgent(task.perfect_trace())
+    waited: list[float] = []
+
+    class Slow(Agent):
+        def respond(self, request):
+            start = time.perf_counter()
+            time.sleep(0.2)
+            response = trace.respond(request)
+            for output in response:  # slot 0's model took 3 times as long as slot 1's
+                output.internal_steps.append({"usage": {"total_tokens": 5}, "latency_s": 0.3 if output.source_id == 0 else 0.1})
+            waited.append(time.perf_counter() - start)
+            return response
+
+    store, summaries = _run(task, executor, Slow(), tmp_path, episodes=2)
+    assert [s.status for s in summaries] == ["success", "success"]
+    assert sum(s.agent_latency_s for s in summaries) == pytest.approx(sum(waited), rel=0.05)
+    first, second = (store.episode_record("r", k)["agent"]["per_decision"] for k in (0, 1))
+    assert first[0]["latency_s"] == pytest.approx(3 * second[0]["latency_s"], rel=0.01)
+
+
+def test_the_attempts_of_a_resent_input_count_in_its_decision(pick_place, tmp_path):
+    task, executor = pick_place
+    trace = TraceAgent(task.perfect_trace())
+    failures = iter([True] + [False] * 20)
+    step = {"usage": {"total_tokens": 7}, "attempts": 3, "latency_s": 1.0,
+            "request": {"messages": []}, "output_raw": "", "attempt_log": [{"outcome": "timeout"}] * 3}
+
+    class Flaky(Agent):
+        def respond(self, request):
+            if next(failures):
+                return AgentResponse([
+                    AgentOutput(request_id=request.request_id, source_id=i.id, candidate_index=0,
+                                status="error", memory=i.memory, internal_steps=[step],
+                                error={"code": "timeout", "message": "no reply"})
+                    for i in request.inputs])
+            return trace.respond(request)
+
+    store, _ = _run(task, executor, Flaky(), tmp_path, episodes=1)
+    first = store.episode_record("r", 0)["agent"]["per_decision"][0]
+    assert first["attempts"] == 3 and first["total_tokens"] == 7 and first["decision"] == 1
+    assert first["model_calls"][0]["attempt_log"] == [{"outcome": "timeout"}] * 3

@@ -2,20 +2,25 @@
 
 Works with OpenAI, vLLM, Ollama, llama.cpp server and the like. It only moves JSON: building
 prompts and reading decisions is the caller's job. Every call reports the token usage (the
-reply's ``usage`` field) and its latency. :meth:`ChatClient.list_models` probes
-``GET {base_url}/models`` once, to check an endpoint before using it.
+reply's ``usage`` field), its latency and a log of its attempts (outcome, seconds and tokens
+of each); the exact request body travels with the reply or the error. :meth:`ChatClient.cancel`
+stops the requests in flight. :meth:`ChatClient.list_models` probes ``GET {base_url}/models``
+once, to check an endpoint before using it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
-from magma_core.agents._http import TransportFailure, clip, request_with_retries
+from magma_core.agents._cancel import SocketTracker, cancellable_transport
+from magma_core.agents._http import FailedAttempt, TransportFailure, clip, request_with_retries
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -31,6 +36,8 @@ class ChatReply:
     latency_s: float = 0.0
     attempts: int = 1
     finish_reason: str | None = None
+    attempt_log: list[dict[str, Any]] = field(default_factory=list)
+    request: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -59,15 +66,19 @@ def _model_ids(text: str) -> list[str] | None:
 
 class ChatError(Exception):
     """The endpoint gave no usable reply. ``code``: ``timeout``, ``transport_error``,
-    ``response_too_large``, ``http_error`` or ``invalid_reply``; ``raw`` is the body, if any."""
+    ``response_too_large``, ``cancelled``, ``http_error`` or ``invalid_reply``; ``raw`` is the
+    body, if any; ``attempt_log`` and ``request`` as in :class:`ChatReply`."""
 
-    def __init__(self, code: str, message: str, raw: str = "", latency_s: float = 0.0, attempts: int = 1) -> None:
+    def __init__(self, code: str, message: str, raw: str = "", latency_s: float = 0.0, attempts: int = 1,
+                 attempt_log: list[dict[str, Any]] | None = None, request: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.raw = raw
         self.latency_s = latency_s
         self.attempts = attempts
+        self.attempt_log = attempt_log or []
+        self.request = request or {}
 
 
 def _usage(body: dict[str, Any]) -> dict[str, int]:
@@ -82,6 +93,30 @@ def _usage(body: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+def _with_usage(log: list[dict[str, Any]], final_text: str) -> list[dict[str, Any]]:
+    """The attempt log with each attempt's token counts (from its body, where one came)."""
+    out = []
+    for i, entry in enumerate(log):
+        entry = dict(entry)
+        text = final_text if i == len(log) - 1 and entry["outcome"] == "ok" else entry.get("body")
+        try:
+            data = json.loads(text) if isinstance(text, str) else None
+        except (ValueError, RecursionError):
+            data = None
+        entry["usage"] = _usage(data) if isinstance(data, dict) else {}
+        out.append(entry)
+    return out
+
+
+def summed_usage(log: list[dict[str, Any]]) -> dict[str, int]:
+    """Token counts of every attempt in ``log``, added up."""
+    total: dict[str, int] = {}
+    for entry in log:
+        for key, value in (entry.get("usage") or {}).items():
+            total[key] = total.get(key, 0) + value
+    return total
+
+
 class ChatClient:
     """Sends chat-completions requests for one ``model`` at ``base_url`` (e.g.
     ``http://localhost:11434/v1``).
@@ -89,6 +124,8 @@ class ChatClient:
     The API key is read from the environment variable ``api_key_env`` when set (local servers
     need none). Transport errors, timeouts, 429 and 5xx are retried ``retries`` times with
     exponential backoff starting at ``backoff`` seconds; ``timeout`` bounds each attempt.
+    ``on_failed_attempt`` hears of each failed attempt as it happens (see
+    :class:`~magma_core.agents._http.FailedAttempt`).
     """
 
     def __init__(
@@ -102,8 +139,14 @@ class ChatClient:
         backoff: float = 0.5,
         max_reply_bytes: int = MAX_REPLY_BYTES,
         transport: httpx.BaseTransport | None = None,
+        on_failed_attempt: Callable[[FailedAttempt], None] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.on_failed_attempt = on_failed_attempt
+        self._cancel = threading.Event()
+        self._tracker: SocketTracker | None = None
+        if transport is None:
+            transport, self._tracker = cancellable_transport()
         self.model = model
         self.timeout = timeout
         self.retries = retries
@@ -125,15 +168,18 @@ class ChatClient:
             reply = request_with_retries(
                 self._client, "POST", f"{self.base_url}/chat/completions", json_body=body,
                 timeout=self.timeout, retries=self.retries, backoff=self.backoff,
-                max_bytes=self.max_reply_bytes,
+                max_bytes=self.max_reply_bytes, on_failed_attempt=self.on_failed_attempt,
+                cancel=self._cancel,
             )
         except TransportFailure as exc:
-            raise ChatError(exc.code, exc.message, "", exc.latency_s, exc.attempts) from None
+            raise ChatError(exc.code, exc.message, "", exc.latency_s, exc.attempts,
+                            _with_usage(exc.attempt_log, ""), body) from None
+        log = _with_usage(reply.attempt_log, reply.text)
         if reply.status != 200:
             raise ChatError(
                 "http_error",
                 f"HTTP {reply.status} from {self.base_url}/chat/completions: {clip(reply.text, 300)}",
-                reply.text, reply.latency_s, reply.attempts,
+                reply.text, reply.latency_s, reply.attempts, log, body,
             )
         try:
             data = json.loads(reply.text)
@@ -145,16 +191,18 @@ class ChatClient:
             raise ChatError(
                 "invalid_reply",
                 f"the reply is not a chat completion ({type(exc).__name__}: {clip(str(exc), 200)})",
-                reply.text, reply.latency_s, reply.attempts,
+                reply.text, reply.latency_s, reply.attempts, log, body,
             ) from None
         finish = choice.get("finish_reason") if isinstance(choice, dict) else None
         return ChatReply(
             message=message,
             raw=reply.text,
-            usage=_usage(data) if isinstance(data, dict) else {},
+            usage=summed_usage(log),
             latency_s=reply.latency_s,
             attempts=reply.attempts,
             finish_reason=finish if isinstance(finish, str) else None,
+            attempt_log=log,
+            request=body,
         )
 
     def list_models(self, timeout: float = 10.0, max_bytes: int = 4 * 1024 * 1024) -> ModelList:
@@ -173,6 +221,17 @@ class ChatClient:
             raise ChatError("transport_error", f"{type(exc).__name__}: {exc}") from None
         models = _model_ids(reply.text) if reply.status == 200 else None
         return ModelList(reply.status, models, reply.text)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Stop the requests in flight (they fail with ``cancelled``) and refuse new ones."""
+        self._cancel.set()
+        if self._tracker is not None:
+            self._tracker.shutdown_all()
 
     def close(self) -> None:
         """Close the connection pool."""

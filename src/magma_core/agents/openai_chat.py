@@ -2,8 +2,12 @@
 
 Per candidate, one chat completion: a system prompt (robots and task attributes), the
 conversation kept in ``memory["history"]`` (OpenAI chat messages), and the current instruction.
-The engine's tools become function schemas. The reply becomes a decision: each tool call with
-its robot, the message text as ``say``.
+The engine's tools become function schemas (see :mod:`magma_core.agents.chat_prompt` for the
+prompt styles). The reply becomes a decision: each tool call with its robot, the message text
+as ``say``. Request parameters, timeouts and retries come from
+:class:`~magma_core.agents.chat_options.ChatOptions`; ``tool_choice`` is ``auto`` whenever
+tools are offered, and a warning goes out when an endpoint answers the first requests that
+offer tools without a single tool call.
 
 Robots: with one robot in ``attributes["known_robots"]`` every call targets it. With several,
 every function gets a required ``robot`` argument (an enum of the robot names) that is removed
@@ -15,9 +19,12 @@ Environment reports (instruction type ``env``) answer the previous turn's tool c
 without pending calls they become a user message prefixed ``[environment]``.
 
 Malformed replies (not a chat completion, bad JSON arguments, an unknown tool, no valid robot
-where several exist) become error candidates, with the raw reply kept in ``internal_steps``;
-invalid candidates do not change the memory. Each internal step records ``usage`` (token
-counts from the reply) and ``latency_s``.
+where several exist) become error candidates whose message quotes the model's raw text. Their
+memory keeps the instruction's messages (so the report on the last executed calls stays in the
+conversation) but not the bad reply; only when the endpoint could not be reached (the input is
+sent again) is the memory left unchanged. Each internal step records the exact ``request``
+body, the raw reply (``output_raw``), ``usage`` (tokens of every attempt, summed),
+``latency_s``, ``attempts`` and ``attempt_log`` (outcome, seconds and tokens of each attempt).
 
 :meth:`OpenAIChatAgent.check` probes ``GET {base_url}/models`` once, so an unreachable
 endpoint or a refused API key fails before a run starts (see its doc for what is accepted).
@@ -26,34 +33,40 @@ endpoint or a refused API key fails before a run starts (see its doc for what is
 from __future__ import annotations
 
 import copy
+import html
 import json
 import re
+import sys
+import threading
+from collections.abc import Callable
 from typing import Any
 
-from magma_core.agents._http import clip
+from magma_core.agents._http import FailedAttempt, clip
 from magma_core.agents.base import AgentCheckError, Candidate, CandidateAgent, robot_names
-from magma_core.agents.chat_client import DEFAULT_BASE_URL, ChatClient, ChatError
+from magma_core.agents.chat_client import DEFAULT_BASE_URL, ChatClient, ChatError, summed_usage
+from magma_core.agents.chat_options import ChatOptions
+from magma_core.agents.chat_prompt import (
+    DEFAULT_SYSTEM_PROMPT,
+    RAW_SYSTEM_PROMPT,
+    json_schema_for,
+    system_content,
+    tool_schemas,
+    turn_messages,
+)
 from magma_core.protocol.agent import AgentDecision, AgentInfo, AgentInput, AgentToolCall
 
-CHECK_TIMEOUT_S = 10.0
+__all__ = ["OpenAIChatAgent", "ReplyError", "json_schema_for", "parse_message", "read_history",
+           "tool_schemas", "turn_messages"]
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You operate robots in a simulated environment by calling tools. Each turn, either call "
-    "tools (at most one per robot) or answer the user with a plain message. Reports from the "
-    "environment tell you how your tool calls went."
-)
+CHECK_TIMEOUT_S = 10.0
 HISTORY_KEY = "history"
 ROLES = ("system", "user", "assistant", "tool")
+#: Error codes after which the same input is sent again (the endpoint was not reached).
+RESENT_CODES = frozenset({"timeout", "transport_error", "http_error", "cancelled"})
+#: Replies to requests offering tools, none with a tool call, before the warning goes out.
+NO_TOOL_CALL_WARNING_AFTER = 3
+RAW_TEXT_IN_ERRORS = 600
 
-_TYPE_NAMES = {
-    "str": "string", "string": "string",
-    "int": "integer", "integer": "integer",
-    "float": "number", "number": "number",
-    "bool": "boolean", "boolean": "boolean",
-    "list": "array", "tuple": "array", "sequence": "array", "array": "array",
-    "dict": "object", "mapping": "object", "object": "object",
-}
-_GENERIC = re.compile(r"^(?:typing\.)?(\w+)\[(.*)\]$")
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
@@ -64,81 +77,6 @@ class ReplyError(ValueError):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-def json_schema_for(type_name: Any) -> dict[str, Any]:
-    """JSON schema for a Python type name (``str``, ``int``, ``float``, ``bool``, ``list``,
-    ``dict``, ``list[float]``, ``Optional[int]``, ``int | None``); ``{}`` when unknown."""
-    if not isinstance(type_name, str):
-        return {}
-    text = type_name.strip()
-    parts = [p.strip() for p in text.split("|")]
-    if len(parts) > 1:
-        kept = [p for p in parts if p.lower() not in ("none", "nonetype")]
-        return json_schema_for(kept[0]) if len(kept) == 1 else {}
-    match = _GENERIC.match(text)
-    if match:
-        outer, inner = match.group(1).lower(), match.group(2)
-        if outer == "optional":
-            return json_schema_for(inner)
-        kind = _TYPE_NAMES.get(outer)
-        if kind == "array":
-            items = {p.strip() for p in inner.split(",") if p.strip() and p.strip() != "..."}
-            return {"type": "array", "items": json_schema_for(items.pop())} if len(items) == 1 else {"type": "array"}
-        return {"type": kind} if kind else {}
-    kind = _TYPE_NAMES.get(text.lower())
-    return {"type": kind} if kind else {}
-
-
-def _parameters_schema(parameters: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """``(schema, properties, required)`` from MAGMA parameter descriptions or a JSON schema."""
-    if isinstance(parameters, dict) and parameters.get("type") == "object" and isinstance(parameters.get("properties"), dict):
-        schema = copy.deepcopy(parameters)
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
-        return schema, schema["properties"], list(required)
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for name, spec in (parameters or {}).items() if isinstance(parameters, dict) else []:
-        spec = spec if isinstance(spec, dict) else {"type": spec}
-        prop = json_schema_for(spec.get("type"))
-        if isinstance(spec.get("description"), str):
-            prop["description"] = spec["description"]
-        properties[str(name)] = prop
-        if spec.get("required", True) is not False:
-            required.append(str(name))
-    return {"type": "object", "properties": properties, "required": required}, properties, required
-
-
-def _wire_name(name: str, taken: set[str]) -> str:
-    base = re.sub(r"[^a-zA-Z0-9_-]", "_", name)[:60] or "tool"
-    wire, n = base, 2
-    while wire in taken:
-        wire, n = f"{base}_{n}", n + 1
-    taken.add(wire)
-    return wire
-
-
-def tool_schemas(
-    tools: list[dict[str, Any]], robots: list[str]
-) -> tuple[list[dict[str, Any]], dict[str, str], str | None]:
-    """Function schemas for ``tools``; returns ``(schemas, wire name -> tool name, robot
-    argument name or None)``. The robot argument is added only with several robots."""
-    named = [t for t in tools if isinstance(t.get("name"), str) and t["name"]]
-    robot_param: str | None = None
-    if len(robots) > 1:
-        clash = any(isinstance(t.get("parameters"), dict) and "robot" in _parameters_schema(t["parameters"])[1] for t in named)
-        robot_param = "target_robot_name" if clash else "robot"
-    schemas, names, taken = [], {}, set()
-    for tool in named:
-        schema, properties, required = _parameters_schema(tool.get("parameters"))
-        if robot_param:
-            properties[robot_param] = {"type": "string", "enum": list(robots), "description": "The robot that executes this call."}
-            schema["required"] = [robot_param, *[r for r in required if r != robot_param]]
-        wire = _wire_name(tool["name"], taken)
-        names[wire] = tool["name"]
-        description = tool.get("description") if isinstance(tool.get("description"), str) else ""
-        schemas.append({"type": "function", "function": {"name": wire, "description": description, "parameters": schema}})
-    return schemas, names, robot_param
 
 
 def read_history(memory: dict[str, Any]) -> list[dict[str, Any]]:
@@ -152,26 +90,13 @@ def read_history(memory: dict[str, Any]) -> list[dict[str, Any]]:
     return history
 
 
-def turn_messages(history: list[dict[str, Any]], kind: str, content: str) -> list[dict[str, Any]]:
-    """The messages that bring the instruction into the conversation (see the module doc)."""
-    last = history[-1] if history else {}
-    pending = [c.get("id") for c in last.get("tool_calls") or [] if isinstance(c, dict)] if last.get("role") == "assistant" else []
-    if pending and kind == "env":
-        return [
-            {"role": "tool", "tool_call_id": call_id,
-             "content": content if i == 0 else "(reported with the first call of this turn)"}
-            for i, call_id in enumerate(pending)
-        ]
-    out = [{"role": "tool", "tool_call_id": call_id, "content": "(no result was reported)"} for call_id in pending]
-    out.append({"role": "user", "content": f"[environment] {content}" if kind == "env" else content})
-    return out
-
-
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
 def _say(message: dict[str, Any]) -> str:
+    """The reply's text, without ``<think>`` blocks and with HTML entities decoded (servers
+    whose chat template HTML-escapes the prompt get models that answer in kind)."""
     content = message.get("content")
     if content is None:
         return ""
@@ -179,7 +104,7 @@ def _say(message: dict[str, Any]) -> str:
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     if not isinstance(content, str):
         raise ReplyError("invalid_reply", f"message content is a {type(content).__name__}, not text")
-    return _THINK.sub("", content).strip()
+    return html.unescape(_THINK.sub("", content)).strip()
 
 
 def parse_message(
@@ -204,7 +129,7 @@ def parse_message(
         arguments = function.get("arguments", {})
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments, parse_constant=_no_constants) if arguments.strip() else {}
+                arguments = json.loads(arguments, parse_constant=_no_constants, strict=False) if arguments.strip() else {}
             except ValueError as exc:
                 raise ReplyError("bad_arguments", f"tool call {i} ({wire}): arguments are not valid JSON: {exc}") from None
         if not isinstance(arguments, dict):
@@ -242,9 +167,14 @@ class OpenAIChatAgent(CandidateAgent):
     """An agent calling ``model`` at an OpenAI-compatible ``base_url`` (e.g.
     ``http://localhost:8000/v1``); the API key, if any, is read from ``api_key_env``.
 
-    ``temperature`` applies unless ``extra_keys["inference_mode"]`` is true (then 0);
-    ``concurrency`` candidates are requested at a time. ``timeout``/``retries``/``backoff``
-    bound each call (see :class:`~magma_core.agents.chat_client.ChatClient`).
+    ``options`` (a :class:`ChatOptions`) set the request parameters, the timeout per attempt
+    and the retries; the keyword arguments ``temperature``, ``max_tokens``, ``timeout``,
+    ``retries`` and ``backoff`` are shorthands that win over them. ``temperature`` applies
+    unless ``extra_keys["inference_mode"]`` is true (then 0); ``concurrency`` candidates are
+    requested at a time; ``prompt_style`` is ``compact`` or ``raw`` (see
+    :mod:`~magma_core.agents.chat_prompt`). ``on_notice`` receives one line whenever
+    something worth showing happens while waiting (a failed attempt, a retry, an endpoint
+    that ignores the tools); without it such lines go to stderr.
     """
 
     agent_id = "magma.openai_chat"
@@ -255,26 +185,48 @@ class OpenAIChatAgent(CandidateAgent):
         base_url: str = DEFAULT_BASE_URL,
         model: str = "gpt-4o-mini",
         *,
+        options: ChatOptions | None = None,
         api_key_env: str | None = "OPENAI_API_KEY",
-        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        system_prompt: str | None = None,
+        prompt_style: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
-        timeout: float = 120.0,
-        retries: int = 2,
-        backoff: float = 0.5,
+        timeout: float | None = None,
+        retries: int | None = None,
+        backoff: float | None = None,
         concurrency: int = 4,
         record_prompt: bool = True,
         transport: Any = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> None:
-        self.client = ChatClient(base_url, model, api_key_env=api_key_env, timeout=timeout,
-                                 retries=retries, backoff=backoff, transport=transport)
+        shorthand = ChatOptions(temperature=temperature, max_tokens=max_tokens, timeout=timeout,
+                                retries=retries, backoff=backoff, prompt_style=prompt_style)
+        self.options = shorthand.merged_over(options or ChatOptions())
+        prompt_style = self.options.prompt_style or "compact"
+        self.client = ChatClient(base_url, model, api_key_env=api_key_env, timeout=self.options.timeout_s,
+                                 retries=self.options.retry_count, backoff=self.options.backoff_s,
+                                 transport=transport, on_failed_attempt=self._failed_attempt)
         self.model = model
+        self.prompt_style = prompt_style
+        if system_prompt is None:
+            system_prompt = DEFAULT_SYSTEM_PROMPT if prompt_style == "compact" else RAW_SYSTEM_PROMPT
         self.system_prompt = system_prompt
-        self.temperature = temperature
-        self.max_tokens = max_tokens
         self.concurrency = concurrency
         self.record_prompt = record_prompt
+        self.on_notice = on_notice
         self.check_warning: str | None = None
+        self._lock = threading.Lock()
+        self._offered = 0  # replies to requests that offered tools
+        self._called = 0  # of those, replies with at least one tool call
+        self._warned = False
+
+    @property
+    def temperature(self) -> float | None:
+        return self.options.temperature
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self.options.max_tokens
 
     def check(self, timeout: float = CHECK_TIMEOUT_S) -> AgentInfo:
         """Probe ``GET {base_url}/models`` once (no retries, at most ``timeout`` seconds).
@@ -317,14 +269,8 @@ class OpenAIChatAgent(CandidateAgent):
 
     def system_message(self, agent_input: AgentInput, robots: list[str], robot_param: str | None) -> dict[str, Any]:
         """The system message: the prompt, the robots, the task attributes."""
-        lines = [self.system_prompt]
-        if robots:
-            lines.append(f"Robots: {', '.join(robots)}.")
-        if robot_param:
-            lines.append(f"Every tool call must name the robot that executes it in its '{robot_param}' argument.")
-        if agent_input.attributes:
-            lines.append(f"Task attributes: {json.dumps(agent_input.attributes, sort_keys=True)}")
-        return {"role": "system", "content": "\n".join(lines)}
+        content = system_content(self.system_prompt, self.prompt_style, robots, robot_param, agent_input.attributes)
+        return {"role": "system", "content": content}
 
     def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
         memory = agent_input.memory
@@ -333,9 +279,11 @@ class OpenAIChatAgent(CandidateAgent):
         except ValueError as exc:
             return self._fail("invalid_memory", str(exc), memory, [])
         robots = robot_names(agent_input.attributes)
-        schemas, names, robot_param = tool_schemas(agent_input.tools, robots)
+        attributes = agent_input.attributes if self.prompt_style == "compact" else None
+        schemas, names, robot_param = tool_schemas(agent_input.tools, robots, attributes)
         instruction = agent_input.instruction
-        turn = turn_messages(history, instruction.type, instruction.content)
+        turn = turn_messages(history, instruction.type, instruction.content, self.prompt_style,
+                             self.options.report_role or "tool")
         messages = [self.system_message(agent_input, robots, robot_param), *history, *turn]
         step: dict[str, Any] = {
             "id": f"{request_id}:{agent_input.id}:{candidate_index}",
@@ -343,35 +291,96 @@ class OpenAIChatAgent(CandidateAgent):
             "origin": "model",
             "input_elements": {"model": self.model, "tools": sorted(names.values())},
         }
-        if self.record_prompt:
-            step["full_prompt"] = json.dumps(messages)
+        with_turn = copy.deepcopy(memory)
+        with_turn[HISTORY_KEY] = [*copy.deepcopy(history), *turn]
         try:
             reply = self.client.complete(messages, **self._params(agent_input, schemas))
         except ChatError as exc:
-            step.update(output_raw=clip(exc.raw), latency_s=exc.latency_s, attempts=exc.attempts, usage={})
-            return self._fail(exc.code, exc.message, memory, [step])
-        step.update(output_raw=clip(reply.raw), usage=reply.usage, latency_s=reply.latency_s, attempts=reply.attempts)
+            self._record(step, exc.request, exc.raw, summed_usage(exc.attempt_log), exc.latency_s, exc.attempts, exc.attempt_log)
+            kept = memory if exc.code in RESENT_CODES else with_turn
+            message = exc.message
+            if exc.code == "invalid_reply":
+                message += f". The reply was: {clip(exc.raw, RAW_TEXT_IN_ERRORS)}"
+            return self._fail(exc.code, message, kept, [step])
+        self._record(step, reply.request, reply.raw, reply.usage, reply.latency_s, reply.attempts, reply.attempt_log)
+        step["finish_reason"] = reply.finish_reason
+        self._count_tool_use(bool(schemas), reply.message)
         try:
             decision, assistant = parse_message(reply.message, names, robots, robot_param)
         except ReplyError as exc:
-            return self._fail(exc.code, exc.message, memory, [step])
-        new_memory = copy.deepcopy(memory)
-        new_memory[HISTORY_KEY] = [*copy.deepcopy(history), *turn, assistant]
-        return Candidate(memory=new_memory, decision=decision, internal_steps=[step])
+            message = f"{exc.message}. Your reply was: {clip(raw_text(reply.message), RAW_TEXT_IN_ERRORS)}"
+            if reply.finish_reason == "length":
+                message += f" (cut at max_tokens={self.options.body_params(False).get('max_tokens')})"
+            return self._fail(exc.code, message, with_turn, [step])
+        with_turn[HISTORY_KEY].append(assistant)
+        return Candidate(memory=with_turn, decision=decision, internal_steps=[step])
+
+    def _record(self, step: dict[str, Any], request: dict[str, Any], raw: str, usage: dict[str, int],
+                latency_s: float, attempts: int, attempt_log: list[dict[str, Any]]) -> None:
+        if self.record_prompt:
+            step["request"] = request
+        step.update(output_raw=clip(raw, 200_000), usage=usage, latency_s=latency_s, attempts=attempts,
+                    attempt_log=[{k: v for k, v in e.items() if k != "body"} for e in attempt_log])
 
     def _params(self, agent_input: AgentInput, schemas: list[dict[str, Any]]) -> dict[str, Any]:
-        params: dict[str, Any] = {}
-        if schemas:
-            params["tools"] = schemas
-        temperature = 0.0 if agent_input.extra_keys.get("inference_mode") is True else self.temperature
-        if temperature is not None:
-            params["temperature"] = temperature
-        if self.max_tokens is not None:
-            params["max_tokens"] = self.max_tokens
+        params: dict[str, Any] = {"tools": schemas} if schemas else {}
+        params.update(self.options.body_params(bool(schemas)))
+        if agent_input.extra_keys.get("inference_mode") is True:
+            params["temperature"] = 0.0
         return params
+
+    # -- what is shown while waiting ---------------------------------------------------------
+    def notice(self, line: str) -> None:
+        """Show one line (to ``on_notice``, else stderr)."""
+        if self.on_notice is not None:
+            self.on_notice(line)
+        else:
+            print(f"magma: {line}", file=sys.stderr, flush=True)
+
+    def _failed_attempt(self, failed: FailedAttempt) -> None:
+        if self.client.cancelled:
+            return
+        then = f"retrying in {failed.retry_in_s:g} s" if failed.retry_in_s is not None else "giving up"
+        self.notice(f"model call attempt {failed.attempt}/{failed.of} failed after {failed.latency_s:.1f} s "
+                    f"({clip(failed.reason, 200)}); {then}")
+
+    def _count_tool_use(self, offered: bool, message: dict[str, Any]) -> None:
+        if not offered:
+            return
+        with self._lock:
+            self._offered += 1
+            self._called += bool(message.get("tool_calls"))
+            warn = not self._warned and self._called == 0 and self._offered >= NO_TOOL_CALL_WARNING_AFTER
+            self._warned = self._warned or warn
+        if warn:
+            self.notice(
+                f"warning: {self._offered} replies from {self.client.base_url} to requests offering tools "
+                "made no tool call: the server may ignore tools without tool_choice; see --tool-choice"
+            )
 
     def _fail(self, code: str, message: str, memory: dict[str, Any], steps: list[dict[str, Any]]) -> Candidate:
         return Candidate.fail(code, message, copy.deepcopy(memory), steps, self.component)
 
+    def cancel(self) -> None:
+        """Stop the model requests in flight (their candidates fail with ``cancelled``)."""
+        self.client.cancel()
+
     def close(self) -> None:
         self.client.close()
+
+
+def raw_text(message: dict[str, Any]) -> str:
+    """The model's reply as it wrote it: its text, then each tool call as ``name(arguments)``."""
+    parts = []
+    content = message.get("content")
+    if isinstance(content, str) and content.strip():
+        parts.append(content.strip())
+    for call in message.get("tool_calls") or [] if isinstance(message.get("tool_calls"), list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            arguments = function.get("arguments")
+            shown = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            parts.append(f"{function.get('name')}({shown})")
+        else:
+            parts.append(json.dumps(call, default=str))
+    return " ".join(parts) or json.dumps(message, default=str)

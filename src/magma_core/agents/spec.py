@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from magma_core.agents.base import Agent, AgentCheckError
+from magma_core.agents.chat_options import ChatOptions
 from magma_core.agents.http import HttpAgent
 from magma_core.agents.noisy_trace import DEFAULT_NOISE, NoisyTraceAgent
 from magma_core.agents.openai_chat import OpenAIChatAgent
@@ -79,10 +80,25 @@ def _noise(spec: str, text: str) -> float:
     return noise
 
 
-def from_spec(text: str, *, trace: Any = None, **options: Any) -> Agent:
+HTTP_AGENT_OPTIONS = ("timeout", "retries", "backoff")
+
+
+def from_spec(text: str, *, trace: Any = None, chat_options: ChatOptions | None = None, **options: Any) -> Agent:
     """Build the agent a spec string names. ``trace`` (a ``PerfectTrace``) is required for
-    ``trace``; ``options`` go to the agent's constructor (e.g. ``timeout``, ``retries``)."""
+    ``trace``; ``options`` go to the agent's constructor (e.g. ``timeout``, ``retries``).
+    ``chat_options`` (:class:`ChatOptions`) configure an ``openai`` agent; an ``http`` agent
+    takes their timeout, retries and backoff; any given for another kind is an error."""
     spec = parse_spec(text)
+    given = chat_options.given() if chat_options is not None else {}
+    allowed = {"openai": given.keys(), "http": HTTP_AGENT_OPTIONS}.get(spec.kind, ())
+    refused = sorted(set(given) - set(allowed))
+    if refused:
+        raise AgentSpecError(
+            f"agent option {', '.join(refused)} does not apply to a {spec.kind} agent "
+            "(model options apply to openai:MODEL agents)"
+        )
+    if spec.kind == "http":
+        options = {**{k: v for k, v in given.items() if k in HTTP_AGENT_OPTIONS}, **options}
     if spec.kind in ("trace", "noisy-trace"):
         if trace is None:
             raise AgentSpecError(f"the {spec.kind} agent needs a task's perfect trace")
@@ -90,7 +106,7 @@ def from_spec(text: str, *, trace: Any = None, **options: Any) -> Agent:
             return NoisyTraceAgent(trace, spec.noise, **options)
         return TraceAgent(trace, **options)
     if spec.kind == "openai":
-        return OpenAIChatAgent(spec.base_url, spec.model, **options)
+        return OpenAIChatAgent(spec.base_url, spec.model, options=chat_options, **options)
     return HttpAgent(spec.url, **options)
 
 

@@ -48,8 +48,15 @@ class EpisodeProgress:
     def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
+    def notice(self, line: str) -> None:
+        """Print one line about the agent (a failed attempt, a retry, a warning) above the
+        live area, as it happens."""
+        self.progress.console.print(f"[yellow]agent:[/yellow] {escape(line)}", highlight=False)
+
     def on_event(self, event: str, episode: Any, payload: Any) -> None:
-        if event == "start":
+        if event == "notice":  # from a worker process: the payload is the line
+            self.notice(str(payload))
+        elif event == "start":
             view = payload
             self.lines[episode.episode] = self.progress.add_task(
                 _line(episode.episode, episode.slot, view.stage_index, view.num_stages, "running", 0),
@@ -176,6 +183,20 @@ def totals_line(summaries: Sequence[Any], *, elapsed_s: float | None = None) -> 
         f"{sum(s.total_tokens for s in summaries)} tokens, "
         f"{sum(s.wall_s for s in summaries):.1f}s episode time (summed){elapsed}"
     )
+
+
+def wrap_clauses(line: str, width: int, indent: str = "  ") -> str:
+    """``line`` broken after ", " so that no line is wider than ``width`` (a clause longer
+    than that stands alone); lines after the first are indented."""
+    clauses = line.split(", ")
+    lines = [clauses[0]]
+    for clause in clauses[1:]:
+        if len(lines[-1]) + 2 + len(clause) <= width:
+            lines[-1] += f", {clause}"
+        else:
+            lines[-1] += ","
+            lines.append(f"{indent}{clause}")
+    return "\n".join(lines)
 
 
 def make_console() -> Console:

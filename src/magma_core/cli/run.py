@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from magma_core.cli.display import EpisodeProgress, make_console, results_table, totals_line
+from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.display import (
+    EpisodeProgress,
+    make_console,
+    results_table,
+    totals_line,
+    wrap_clauses,
+)
 from magma_core.user_error import UserError
 
 
@@ -41,8 +48,12 @@ def run_name(text: str) -> str:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="run episodes of a preset with an agent")
-    parser.add_argument("preset", help="scenario.Preset, e.g. cube.PickPlace")
+    parser = sub.add_parser("run", help="run episodes of a preset or a definition with an agent")
+    parser.add_argument(
+        "preset",
+        help="scenario.Preset (e.g. cube.PickPlace) or scenario.Definition (e.g. "
+        "sorting.LongSorting: each episode's seed generates its task)",
+    )
     parser.add_argument(
         "--agent",
         default="trace",
@@ -68,6 +79,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend"
     )
+    parser.add_argument(
+        "--randomized",
+        action="store_true",
+        help="each episode's agent sees a random public vocabulary (tool, parameter and "
+        "object names) drawn from the scenario's randomisation YAML",
+    )
+    add_agent_options(parser)
     add_skills_option(parser)
     parser.set_defaults(func=run)
 
@@ -100,6 +118,8 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         name=args.name,
         limits=LoopLimits(max_decisions=args.max_decisions),
         backend=args.backend,
+        randomized=args.randomized,
+        agent_options=chat_options_from(args).given(),
         skills=tuple(args.skills) if args.skills else None,
     )
 
@@ -114,6 +134,8 @@ class _Display:
     def on_event(self, event: str, episode: Any, payload: Any) -> None:
         if event == "warning":
             print(f"magma: warning: {payload}", file=sys.stderr)
+        elif event == "notice" and self.progress is None:
+            print(f"magma: agent: {payload}", file=sys.stderr)
         elif event == "begin":
             if payload.stored:
                 self.console.print(
@@ -141,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         display.close()
     console.print(results_table(result.name, result.summaries))
-    console.print(totals_line(result.summaries, elapsed_s=result.elapsed_s))
+    totals = totals_line(result.summaries, elapsed_s=result.elapsed_s)
+    console.print(wrap_clauses(totals, console.width), highlight=False)
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
     for line in result.failures:  # one line per failed worker
         print(f"magma: error: {line}; run the same command again to resume", file=sys.stderr)

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from magma_core.cli import CliError
-from magma_core.cli.display import make_console, results_table, totals_line
+from magma_core.cli.display import make_console, results_table, totals_line, wrap_clauses
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("name", help="run name")
     show.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
     show.add_argument("--episode", type=int, default=None, help="print this episode's record (JSON)")
+    show.add_argument("--step", type=int, default=None,
+                      help="with --episode: print only this step, with the exact model request and reply")
     show.set_defaults(func=_show)
     export = actions.add_parser("export", help="write a run's episodes or steps as JSON Lines")
     export.add_argument("name", help="run name")
@@ -41,12 +43,21 @@ def _open(out: Path):
 
 def _list(args: argparse.Namespace) -> int:
     with _open(args.out) as store:
-        runs = store.list_runs()
-    table = Table("run", "preset", "episodes", "successes", title=f"runs in {args.out}")
-    for run in runs:
-        table.add_row(run["name"], run["preset"], str(run["episodes"]), str(run["successes"]))
+        runs = [(run, (store.get_run(run["name"]) or {}).get("config", {})) for run in store.list_runs()]
+    table = Table("run", "preset", "episodes", "successes", "state", title=f"runs in {args.out}")
+    for run, config in runs:
+        planned = config.get("episodes") if isinstance(config.get("episodes"), int) else None
+        done = f"{run['episodes']}/{planned}" if planned is not None else str(run["episodes"])
+        table.add_row(run["name"], run["preset"], done, str(run["successes"]), run_state(run["episodes"], planned))
     make_console().print(table)
     return 0
+
+
+def run_state(done: int, planned: int | None) -> str:
+    """``complete``, or how to go on with a run that stopped (killed, interrupted, outage)."""
+    if planned is None or done >= planned:
+        return "complete"
+    return "incomplete: the same magma run command resumes it"
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -58,14 +69,27 @@ def _show(args: argparse.Namespace) -> int:
             record = store.episode_record(args.name, args.episode)
             if record is None:
                 raise CliError(f"run {args.name!r} has no episode {args.episode}")
-            print(json.dumps(record, indent=2))
+            print(json.dumps(record if args.step is None else _step(record, args), indent=2))
             return 0
+        if args.step is not None:
+            raise CliError("--step needs --episode K")
         summaries = store.episodes(args.name)
     console = make_console()
     console.print(f"preset {run['preset']}  config {json.dumps(run['config'], sort_keys=True)}")
     console.print(results_table(args.name, summaries))
-    console.print(totals_line(summaries))
+    console.print(wrap_clauses(totals_line(summaries), console.width), highlight=False)
     return 0
+
+
+def _step(record: dict, args: argparse.Namespace) -> dict:
+    """Step ``args.step`` of an episode record, with what the agent kept about it."""
+    from magma_core.runs.export import agent_step
+
+    steps = {s.get("step_index"): s for s in record.get("steps", []) if isinstance(s, dict)}
+    if args.step not in steps:
+        raise CliError(f"episode {args.episode} of run {args.name!r} has no step {args.step} "
+                       f"(steps 0-{len(steps) - 1})" if steps else f"episode {args.episode} has no steps")
+    return {**steps[args.step], "agent": agent_step(record, args.step)}
 
 
 def _export(args: argparse.Namespace) -> int:

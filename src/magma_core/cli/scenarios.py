@@ -1,4 +1,4 @@
-"""``magma scenarios list|show``: what the installed scenario providers offer."""
+"""``magma scenarios list|show|test-requests``: what the installed scenario providers offer."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     show = actions.add_parser("show", help="presets, definitions, skills and envs of a scenario")
     show.add_argument("id", help="scenario id, e.g. cube")
     show.set_defaults(func=_show)
+    from magma_core.cli import request_chains  # stdlib + rich only: listing stays light
+
+    request_chains.register(actions)
 
 
 def _list(args: argparse.Namespace) -> int:

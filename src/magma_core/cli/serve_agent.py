@@ -7,7 +7,8 @@
 
 ``--port 0`` picks a free port. Once listening, one line ``serving AGENT on URL`` is printed.
 Before that, the model server or agent server being relayed to is checked (``agent.check()``):
-an unreachable one is refused in one line.
+an unreachable one is refused in one line. SIGTERM or Ctrl-C stops the server at once: model
+requests in flight are cancelled (their candidates come back as ``cancelled`` errors).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from magma_core.cli import CliError
+from magma_core.cli.agent_options import add_agent_options, chat_options_from
 from magma_core.protocol.agent import AgentHealth, AgentInfo, AgentRequest, AgentResponse
 
 if TYPE_CHECKING:
@@ -84,6 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=_port, default=8888, help="port (default 8888; 0 picks a free one)")
     parser.add_argument("--log-level", default="warning", choices=LOG_LEVELS,
                         help="uvicorn log level (default warning)")
+    add_agent_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -116,10 +119,27 @@ def build_agent(args: argparse.Namespace) -> Any:
     if spec.kind != "trace" and (args.preset or args.trace_file):
         raise CliError("--preset and --trace-file only apply to --agent trace")
     trace = _load_trace(args) if spec.kind == "trace" else None
-    agent = build_checked_agent(args.agent, trace=trace)
+    agent = build_checked_agent(args.agent, trace=trace, chat_options=chat_options_from(args))
     if warning := getattr(agent, "check_warning", None):
         print(f"magma: warning: {warning}", file=sys.stderr, flush=True)
     return agent
+
+
+STOP_GRACE_S = 1
+
+
+def _stopping_server(uvicorn: Any, config: Any, agent: Agent) -> Any:
+    """A uvicorn server that, when told to exit (SIGTERM, SIGINT), also cancels the agent's
+    requests in flight, so the responses being computed end and the server stops at once."""
+
+    class StoppingServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            cancel = getattr(agent, "cancel", None)
+            if callable(cancel):
+                cancel()
+
+    return StoppingServer(config)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    config = uvicorn.Config(create_app(agent), log_level=args.log_level, access_log=False)
-    server = uvicorn.Server(config)
+    config = uvicorn.Config(create_app(agent), log_level=args.log_level, access_log=False,
+                            timeout_graceful_shutdown=STOP_GRACE_S)
+    server = _stopping_server(uvicorn, config, agent)
     print(f"serving {agent.agent_id} on http://{shown}:{port}", flush=True)
     try:
         server.run(sockets=[sock])

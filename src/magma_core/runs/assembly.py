@@ -13,13 +13,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from magma_core.agents import Agent, build_agent, parse_spec
+from magma_core.agents.chat_options import ChatOptions
 from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
+from magma_core.runs.episode_tasks import EpisodeTasks, ProceduralRunLoop, SlotTraceAgent
 from magma_core.runs.loop import Listener, RunLoop
-from magma_core.scenarios import load_preset, load_skills
+from magma_core.scenarios import load_preset, load_skills, load_target
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
-from magma_core.simulation.tasks import BaseTask
+from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
+from magma_core.simulation.tasks import BaseTask, TaskDefinition
 from magma_core.store import EpisodeSummary, RunStore
 from magma_core.user_error import UserError
 
@@ -34,6 +37,26 @@ def load_task(target: str) -> BaseTask:
         return task_cls()
     except (TypeError, ValueError) as exc:
         raise UserError(f"preset {target} is not a valid task: {exc}") from None
+
+
+def load_episode_tasks(spec: RunSpec) -> EpisodeTasks | None:
+    """What each episode runs when it is not one fixed task in canonical names (the target is
+    a definition, or the run is randomised); None for a plain preset run."""
+    target_cls = load_target(spec.target)
+    if not issubclass(target_cls, TaskDefinition) and not spec.randomized:
+        return None
+    try:
+        target = target_cls()
+        return EpisodeTasks(target, randomized=spec.randomized)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{spec.target}: {exc}") from None
+
+
+def _episode_task(tasks: EpisodeTasks, seed: int, target: str) -> BaseTask:
+    try:
+        return tasks.task(seed)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{target} cannot make the task of seed {seed}: {exc}") from None
 
 
 def check_task(task: BaseTask, judge: Judge | None, target: str) -> None:
@@ -51,14 +74,17 @@ def build_judge(spec_text: str | None) -> Judge | None:
     return None if spec_text is None else judge_from_spec(spec_text)
 
 
-def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True) -> Agent:
-    """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace)."""
+def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True,
+                    agent_options: dict[str, Any] | None = None) -> Agent:
+    """The agent ``spec_text`` names for ``task`` (the trace agent replays its perfect trace),
+    with ``agent_options`` (the fields of a :class:`ChatOptions`)."""
     trace = None
     if parse_spec(spec_text).kind in ("trace", "noisy-trace"):
         trace = task.perfect_trace()
         if trace is None:
             raise UserError(f"task {task.name} has no perfect trace for the trace agent")
-    return build_agent(spec_text, trace=trace, check=check)
+    return build_agent(spec_text, trace=trace, check=check,
+                       chat_options=ChatOptions(**(agent_options or {})))
 
 
 @dataclass
@@ -71,6 +97,7 @@ class RunParts:
     warning: str | None = None  # from the agent's check, for the caller to show
     skills: list[type] | None = None  # skill classes; None: plain tools
     closed: bool = False
+    episode_tasks: EpisodeTasks | None = None  # a definition's or a randomised run's
 
     def close(self) -> None:
         """Close the agent and the judge (once)."""
@@ -86,18 +113,32 @@ class RunParts:
 def prepare(spec: RunSpec) -> RunParts:
     """Build and check the run's task, judge and agent: the task is valid, has the judge it
     needs, and the agent is usable (``http``/``openai``: ``agent.check()``)."""
-    task = load_task(spec.target)
+    episode_tasks = load_episode_tasks(spec)
+    if episode_tasks is None:
+        task = load_task(spec.target)
+    else:
+        task = _episode_task(episode_tasks, spec.seed, spec.target)
     judge = build_judge(spec.judge)
     check_task(task, judge, spec.target)
+    if episode_tasks is not None and episode_tasks.is_definition and judge is None:
+        for k in range(1, spec.episodes):  # every episode's task, before any episode starts
+            check_task(_episode_task(episode_tasks, spec.seed + k, spec.target), None, spec.target)
+    if episode_tasks is not None and parse_spec(spec.agent).kind == "trace":
+        if task.perfect_trace() is None:
+            raise UserError(f"task {task.name} has no perfect trace for the trace agent")
+        agent: Agent = SlotTraceAgent()
+    else:
+        agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options)
     skills = task_skills(spec.target, task, spec.skills)
-    agent = build_run_agent(spec.agent, task)
-    return RunParts(task, agent, judge, getattr(agent, "check_warning", None), skills)
+    return RunParts(task, agent, judge, getattr(agent, "check_warning", None), skills,
+                    episode_tasks=episode_tasks)
 
 
 def task_skills(target: str, task: BaseTask, names: Sequence[str] | None) -> list[type] | None:
     """The skill classes ``names`` of the scenario (``["all"]``: every one); None when no
     names are given: the engine then uses the preset's own ``skills``, if any."""
     return None if names is None else load_skills(target, list(names))
+
 
 
 def open_executor(
@@ -130,6 +171,10 @@ def run_episodes(
     in this process and in every worker process. Closes the engine, not ``parts``."""
     executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
                              spec.env_options, parts.skills)
+    if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
+        parts.agent.on_notice = lambda line: listener("notice", None, line)
+    if parts.episode_tasks is not None:
+        return _run_procedural(spec, parts, executor, store, listener, episode_source)
     try:
         return RunLoop(
             parts.task,
@@ -145,3 +190,26 @@ def run_episodes(
         ).run()
     finally:
         executor.close()
+
+
+def _run_procedural(
+    spec: RunSpec, parts: RunParts, executor: Executor, store: RunStore,
+    listener: Listener | None, episode_source: Iterable[int] | None,
+) -> list[EpisodeSummary]:
+    """``run_episodes`` for per-episode tasks and vocabularies: the engine behind the
+    public-vocabulary seam, each episode given its task and vocabulary as it starts."""
+    assert parts.episode_tasks is not None
+    with PublicVocabularyExecutor(executor) as public:
+        return ProceduralRunLoop(
+            parts.episode_tasks,
+            parts.task,
+            parts.agent,
+            public,
+            store,
+            spec.run_name,
+            episodes=spec.episodes,
+            seed=spec.seed,
+            limits=spec.limits,
+            listener=listener,
+            episode_source=episode_source,
+        ).run()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from magma_core.agents.base import Agent, usage_of
 from magma_core.protocol.agent import AgentInput, AgentRequest, AgentResponse
+from magma_core.runs.agent_steps import exchanges_by_slot, merge_exchanges, share_wait
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
 from magma_core.simulation.tasks import BaseTask
@@ -62,6 +63,7 @@ class EpisodeState:
     idle: int = 0
     started: float = field(default_factory=time.perf_counter)
     agent_steps: list[dict[str, Any]] = field(default_factory=list)  # usage per decision
+    carried: list[dict[str, Any]] = field(default_factory=list)  # exchanges of resent inputs
 
     def agent_totals(self) -> dict[str, Any]:
         """Tokens, model calls and agent latency summed over the episode's decisions."""
@@ -219,11 +221,12 @@ class RunLoop:
         try:
             response = self.agent.respond(request)
             answers = decisions_from(response, set(active))
-            usage = usage_by_slot(response)
+            usage = exchanges_by_slot(response)
         except Exception as exc:  # a broken agent must not end the run
             error = DecisionError("agent_failure", f"{type(exc).__name__}: {exc}")
             answers = {slot: (error, None) for slot in active}
         waited = time.perf_counter() - asked
+        shares = share_wait(waited, {s: usage.get(s, {}).get("model_s", 0.0) for s in active}, sorted(active))
         unreachable = {
             slot for slot, (decision, _) in answers.items()
             if isinstance(decision, DecisionError) and decision.code in OUTAGE_CODES
@@ -240,15 +243,17 @@ class RunLoop:
             self._outages = 0
         decisions: dict[int, Any] = {}
         for slot, (decision, memory) in answers.items():
-            if slot in unreachable:  # asked again at the next step; nothing is recorded
-                continue
             state = active[slot]
+            if slot in unreachable:  # asked again at the next step, where its figures count
+                state.carried.append({**usage.get(slot, {}), "wait_s": shares[slot]})
+                continue
             if memory is not None:
                 state.memory = memory
             state.decisions += 1
-            state.agent_steps.append(
-                {**usage.get(slot, {}), "latency_s": round(waited, 6), "decision": state.decisions}
-            )
+            entry = merge_exchanges(state.carried, {**usage.get(slot, {}), "wait_s": shares[slot]})
+            state.carried = []
+            wait_s = entry.pop("wait_s")
+            state.agent_steps.append({**entry, "latency_s": round(wait_s, 6), "decision": state.decisions})
             acted = isinstance(decision, Decision) and bool(decision.tool_calls)
             state.idle = 0 if acted or views[slot].text_only else state.idle + 1
             decisions[slot] = decision

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.chat_options import ChatOptions
 from magma_core.runs.loop import LoopLimits
 from magma_core.store import EpisodeSummary
 from magma_core.user_error import UserError
@@ -18,7 +19,7 @@ from magma_core.user_error import UserError
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 BACKENDS = ("auto", "cpu", "gpu")
 #: The settings a resumed run must keep: they decide what its episodes are.
-RESUME_KEYS = ("agent", "seed", "judge")
+RESUME_KEYS = ("agent", "seed", "judge", "randomized")
 
 
 def check_run_name(text: str) -> str:
@@ -30,7 +31,11 @@ def check_run_name(text: str) -> str:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run: ``episodes`` episodes of ``target`` (a preset, ``scenario.Name``) with an agent.
+    """One run: ``episodes`` episodes of ``target`` with an agent.
+
+    ``target``: a preset or a task definition, ``scenario.Name``; with a definition, episode
+    *k*'s seed generates its task. ``randomized``: each episode's agent sees a public
+    vocabulary drawn with its seed from the target's randomisation YAML (off by default).
 
     ``agent``: ``trace``, ``openai:MODEL[@BASE_URL]`` or ``http://HOST:PORT``. ``judge``:
     None, ``none`` (accept any non-empty answer) or ``openai:MODEL[@BASE_URL]``; a preset with
@@ -54,6 +59,8 @@ class RunSpec:
     backend: str = "auto"
     env_options: dict[str, Any] = field(default_factory=dict)
     skills: tuple[str, ...] | None = None
+    randomized: bool = False
+    agent_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -68,6 +75,9 @@ class RunSpec:
             check_run_name(self.name)
         if not isinstance(self.env_options, dict):
             raise UserError("env_options must be a dict")
+        if not isinstance(self.agent_options, dict):
+            raise UserError("agent_options must be a dict of model options")
+        ChatOptions.from_mapping(self.agent_options)  # a bad option is a UserError now
         object.__setattr__(self, "out", Path(self.out))
         if self.skills is not None:
             if isinstance(self.skills, str) or not all(isinstance(n, str) for n in self.skills):
@@ -95,6 +105,10 @@ class RunSpec:
             config["env_options"] = self.env_options
         if self.skills is not None:
             config["skills"] = list(self.skills)
+        if self.randomized:
+            config["randomized"] = True
+        if self.agent_options:
+            config["agent_options"] = self.agent_options
         return config
 
 

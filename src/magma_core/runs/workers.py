@@ -21,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import sys
+import threading
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -102,11 +103,18 @@ def episodes_from_parent(conn: Connection) -> Iterator[int]:
 
 
 def event_sender(conn: Connection, first_slot: int) -> Listener:
-    """A ``RunLoop`` listener that forwards each event to the parent."""
+    """A ``RunLoop`` listener that forwards each event to the parent. A ``notice`` (a line
+    from the agent, sent from its threads, with no episode) goes one send at a time."""
+    lock = threading.Lock()
 
     def send(event: str, state: Any, payload: Any) -> None:
+        if event == "notice":
+            with lock:
+                conn.send(("event", event, None, str(payload)))
+            return
         note = EpisodeNote(state.episode, first_slot + state.slot, state.decisions)
-        conn.send(("event", event, note, _payload_note(event, payload)))
+        with lock:
+            conn.send(("event", event, note, _payload_note(event, payload)))
 
     return send
 
@@ -268,7 +276,7 @@ def _receive(handle: WorkerHandle, pending: deque[int], listener: Listener) -> N
         _hand_out(handle, pending)
     elif kind == "event":
         event, note, payload = message[1:]
-        if event == "end":
+        if event == "end" and note is not None:
             handle.in_flight.discard(note.episode)
         listener(event, note, payload)
     elif kind == "done":

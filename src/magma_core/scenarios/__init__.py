@@ -1,4 +1,4 @@
-"""Scenario providers: manifests, discovery by entry point, and loading of presets."""
+"""Scenario providers: manifests, discovery by entry point, and loading of presets and definitions."""
 
 from magma_core.scenarios.manifest import ScenarioManifest
 from magma_core.scenarios.registry import (
@@ -7,8 +7,10 @@ from magma_core.scenarios.registry import (
     clear_cache,
     get_scenario,
     list_scenarios,
+    load_definition,
     load_preset,
     load_skills,
+    load_target,
     register_environments,
 )
 
@@ -19,7 +21,9 @@ __all__ = [
     "clear_cache",
     "get_scenario",
     "list_scenarios",
+    "load_definition",
     "load_preset",
+    "load_target",
     "load_skills",
     "register_environments",
 ]

@@ -142,6 +142,40 @@ def load_preset(component: str) -> type:
     return cls
 
 
+def load_definition(component: str) -> type:
+    """Load ``"scenario.Name"`` from the scenario's definitions: register its envs, import the
+    class, check it is a ``TaskDefinition`` subclass, return the class."""
+    from magma_core.simulation.tasks import TaskDefinition
+
+    scenario_id, name = _split(component)
+    manifest = get_scenario(scenario_id)
+    if name not in manifest.definitions:
+        known = ", ".join(sorted(manifest.definitions)) or "none"
+        raise ScenarioError(
+            f"scenario {scenario_id!r} has no definition {name!r} (definitions: {known})"
+        )
+    register_environments(scenario_id)
+    cls = _import_target(manifest.definitions[name])
+    if not (isinstance(cls, type) and issubclass(cls, TaskDefinition)):
+        raise ScenarioError(f"{manifest.definitions[name]} is not a TaskDefinition subclass")
+    return cls
+
+
+def load_target(component: str) -> type:
+    """A preset (``BaseTask`` subclass) or a definition (``TaskDefinition`` subclass) named
+    ``"scenario.Name"``; presets win when a scenario declares both names."""
+    scenario_id, name = _split(component)
+    manifest = get_scenario(scenario_id)
+    if name in manifest.presets or name not in manifest.definitions:
+        if name not in manifest.presets:
+            known = f"presets: {', '.join(sorted(manifest.presets)) or 'none'}"
+            if manifest.definitions:
+                known += f"; definitions: {', '.join(sorted(manifest.definitions))}"
+            raise ScenarioError(f"scenario {scenario_id!r} has no preset {name!r} ({known})")
+        return load_preset(component)
+    return load_definition(component)
+
+
 def load_skills(component: str, names: Sequence[str]) -> list[type]:
     """The skill classes ``names`` of the scenario of ``component`` (``scenario.Name``) from its
     manifest's ``skills`` mapping; ``["all"]`` loads every one. Unknown names: ``ScenarioError``."""

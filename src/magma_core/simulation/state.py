@@ -9,6 +9,9 @@ ManiSkill's ``get_state_dict()`` layout::
 Actor rows start with xyz, then the wxyz quaternion, linear and angular velocity. This
 module selects and assigns slots, applies tools' ``EnvStateUpdate``s and protects actors a
 tool was not allowed to move. Every function works on any such tree; none knows a scenario.
+
+``TaskState`` and ``RuleRenderer`` (the generation-time task state, plain data from
+``simulation.data_structures``) are re-exported here, at the predecessor's import path.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from typing import Any
 import torch
 
 from magma_core.simulation.data_structures import EnvStateUpdate
+from magma_core.simulation.data_structures.task_state import RuleRenderer, TaskState
 
 __all__ = [
+    "RuleRenderer",
+    "TaskState",
     "apply_env_state_updates",
     "assign_slot",
     "clone_state",

@@ -1,4 +1,5 @@
-"""Stages shared by the built-in scenarios: put objects in zones, answer a question."""
+"""Stages shared by the built-in scenarios: put objects in zones, answer a question, count
+objects in a zone, acknowledge a rule."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from magma_core.simulation.data_structures import (
     UserInstruction,
 )
 from magma_core.simulation.errors import BaseError
-from magma_core.simulation.goals import And, At
+from magma_core.simulation.goals import And, At, CountAt
 from magma_core.simulation.stage import (
     BaseTaskStage,
     StageErrorParameters,
@@ -86,25 +87,89 @@ class ObjectsToZones(BaseTaskStage):
 
 
 class AnswerQuestion(BaseTaskStage):
-    """A text-only question judged against ``rule`` (JUDGE validation); no tool is allowed."""
+    """A text-only question judged against ``rule`` (JUDGE validation); no tool is allowed.
+
+    ``say_only=True`` accepts any non-empty answer instead (SAY_ONLY: no judge needed).
+    """
 
     target_tool_calls = 0
     max_tool_calls = 0
 
-    def __init__(self, question: str, rule: str) -> None:
+    def __init__(self, question: str, rule: str, say_only: bool = False) -> None:
         self.question = question
         self.rule = rule
+        self.say_only = say_only
+        mode = TextOnlyValidationMode.SAY_ONLY if say_only else TextOnlyValidationMode.JUDGE
         super().__init__(
             goals=[],
             stage_goal_description=rule,
             stage_input=StageInput(UserInstruction(question), flag_answer_to_user=False),
             global_parameters=StageGlobalParameters(
-                verification_prompt=rule, text_only_validation=TextOnlyValidationMode.JUDGE
+                verification_prompt=rule, text_only_validation=mode
             ),
         )
 
     def _to_spec_arguments(self) -> dict[str, Any]:
-        return {"question": self.question, "rule": self.rule}
+        return {"question": self.question, "rule": self.rule, "say_only": self.say_only}
+
+
+class CountInZone(BaseTaskStage):
+    """At least ``count`` of ``objects`` lie in ``zone``, in any order. Optimal: a pick and a
+    place (``2 * moves`` calls). ``instruction=None`` continues the previous request."""
+
+    def __init__(
+        self,
+        objects: list[str],
+        zone: str,
+        count: int,
+        instruction: str | None,
+        flag_answer_to_user: bool = False,
+        moves: int = 1,
+    ) -> None:
+        self.objects = list(objects)
+        self.zone = zone
+        self.count = count
+        self.instruction_text = instruction
+        self.moves = moves
+        self.target_tool_calls = 2 * moves
+        self.max_tool_calls = 2 * self.target_tool_calls
+        super().__init__(
+            goals=[CountAt(self.objects, zone, count, thresh=ZONE_THRESH)],
+            stage_goal_description=f"At least {count} of {', '.join(self.objects)} in {zone}.",
+            stage_input=StageInput(_instruction(instruction), flag_answer_to_user),
+        )
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {
+            "objects": self.objects,
+            "zone": self.zone,
+            "count": self.count,
+            "instruction": self.instruction_text,
+            "flag_answer_to_user": self.stage_input.flag_answer_to_user,
+            "moves": self.moves,
+        }
+
+
+class Acknowledge(BaseTaskStage):
+    """A text-only SAY_ONLY stage: the agent acknowledges ``instruction`` (e.g. a rule)."""
+
+    target_tool_calls = 0
+    max_tool_calls = 0
+
+    def __init__(self, instruction: str) -> None:
+        self.instruction_text = instruction
+        super().__init__(
+            goals=[],
+            stage_goal_description="Acknowledge the user's rule.",
+            stage_input=StageInput(UserInstruction(instruction), flag_answer_to_user=False),
+            global_parameters=StageGlobalParameters(
+                verification_prompt="The model acknowledges the rule: " + instruction,
+                text_only_validation=TextOnlyValidationMode.SAY_ONLY,
+            ),
+        )
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        return {"instruction": self.instruction_text}
 
 
 class AddArea(BaseTaskStage):

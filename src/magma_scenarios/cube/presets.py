@@ -62,6 +62,7 @@ class _CubeTask(BaseTask):
     maniskill_env_id = ENV_ID
     Tools_cls = CubeTools
     situation_init = SituationInit(ATTRIBUTES)
+    randomized_config_path = "randomization.yaml"
 
 
 class PickPlace(_CubeTask):

@@ -18,7 +18,8 @@ class CubeTools(BaseToolsAPI):
 
     @register_tool(
         description="Pick up an object from the table.",
-        params_spec={"object": {"description": "name of the object to pick", "type": str}},
+        params_spec={"object": {"description": "name of the object to pick", "type": str,
+                                "values_from": "objects"}},
         execution_group="arm",
     )
     def pick(self, obs: Observation, env_id: int, params: dict) -> ToolExecution:
@@ -26,7 +27,7 @@ class CubeTools(BaseToolsAPI):
 
     @register_tool(
         description="Place the object held by the gripper in an area.",
-        params_spec={"area": {"description": "name of the area", "type": str}},
+        params_spec={"area": {"description": "name of the area", "type": str, "values_from": "areas"}},
         execution_group="arm",
     )
     def place(self, obs: Observation, env_id: int, params: dict) -> ToolExecution:

@@ -46,6 +46,7 @@ class _Sorting(BaseTask):
     maniskill_env_id = ENV_ID
     Tools_cls = SortingTools
     situation_init = SituationInit({"objects": cube_names(4), "areas": zone_names(3)})
+    randomized_config_path = "randomization.yaml"
 
 
 class SortAll(_Sorting):

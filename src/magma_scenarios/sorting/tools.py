@@ -36,7 +36,8 @@ class SortingTools(BaseToolsAPI):
 
     @register_tool(
         description="Pick up an object from the table.",
-        params_spec={"object": {"description": "name of the object to pick", "type": str}},
+        params_spec={"object": {"description": "name of the object to pick", "type": str,
+                                "values_from": "objects"}},
         errors=[GraspSlip],
     )
     def pick(self, obs: Observation, env_id: int, params: dict) -> ToolExecution:
@@ -44,7 +45,8 @@ class SortingTools(BaseToolsAPI):
 
     @register_tool(
         description="Place the object held by the gripper in an area.",
-        params_spec={"area": {"description": "name of a known area", "type": str}},
+        params_spec={"area": {"description": "name of a known area", "type": str,
+                              "values_from": "areas"}},
     )
     def place(self, obs: Observation, env_id: int, params: dict) -> ToolExecution:
         return actions.place(

@@ -27,6 +27,14 @@ class ToolCall:
 
 
 @dataclass
+class RefusedToolCall(ToolCall):
+    """A call refused before the engine runs it (e.g. by the public vocabulary): the engine
+    records it as a failed call with ``reason``, counted like any bad call."""
+
+    reason: str = "The call was refused."
+
+
+@dataclass
 class Decision:
     """What an agent answered for one step: ``say`` text, ``tool_calls``, or both empty."""
 

@@ -25,6 +25,7 @@ stage checks in ``verification``, what the agent sees in ``views``, the motion s
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -138,6 +139,9 @@ class Executor:
                 self._ctx.skills = api
                 self._ctx.tool_descriptions = api.descriptions()
             self._slots: list[SlotState | None] = [None] * num_slots
+            # The context each slot's episode runs in: the executor's task, or the task given
+            # to ``reset_slot`` (e.g. generated tasks of one definition, side by side).
+            self._slot_ctxs: list[EngineContext] = [self._ctx] * num_slots
             self.reset()
         except BaseException:
             if owns_sim:
@@ -203,18 +207,52 @@ class Executor:
             if len(seeds) != self.num_slots:
                 raise ValueError(f"{len(seeds)} seeds for {self.num_slots} slots")
         self._ctx.sim.reset(seed=seeds)
+        self._slot_ctxs = [self._ctx] * self.num_slots
         self._start_episodes(list(range(self.num_slots)), seeds)
 
-    def reset_slot(self, slot: int, seed: int | None = None) -> None:
-        """Start a new episode in one slot only (default seed: the executor's ``seed + slot``)."""
+    def reset_slot(self, slot: int, seed: int | None = None, task: BaseTask | None = None) -> None:
+        """Start a new episode in one slot only (default seed: the executor's ``seed + slot``).
+
+        ``task``: run this task in the slot instead of the executor's (e.g. the task a
+        definition generated for this episode). It must share the executor task's world, env
+        options, tools, tools constant and robots (``ValueError`` otherwise) and pass the
+        same checks (a judge for judged stages).
+        """
         self._check_slot(slot)
+        ctx = self._ctx if task is None or task is self.task else self._context_for(task)
         seed = self.seed + slot if seed is None else int(seed)
         self._ctx.sim.reset(seed=[seed], slots=[slot])
+        self._slot_ctxs[slot] = ctx
         self._start_episodes([slot], [seed])
+
+    def task_of(self, slot: int) -> BaseTask:
+        """The task the slot's episode runs."""
+        self._check_slot(slot)
+        return self._slot_ctxs[slot].task
+
+    def _context_for(self, task: BaseTask) -> EngineContext:
+        """The engine context of another task on this executor's world and tools."""
+        if not isinstance(task, BaseTask):
+            raise TypeError(f"reset_slot needs a BaseTask, got {type(task).__name__}")
+        own = self.task
+        same = (
+            task.maniskill_env_id == own.maniskill_env_id
+            and task.Tools_cls is own.Tools_cls
+            and task.initialization_parameters == own.initialization_parameters
+            and task.tools_constant == own.tools_constant
+        )
+        if not same:
+            raise ValueError(
+                f"Task {task.name!r} cannot run on this executor: its world, env options, "
+                f"tools, tools constant or robots differ from {own.name!r}'s"
+            )
+        stages = stages_to_run(task, self._ctx.judge)
+        self._robot_names(task, self._ctx.sim)
+        return dataclasses.replace(self._ctx, task=task, stages=stages)
 
     def agent_view(self, slot: int) -> AgentView:
         """What the agent sees in ``slot`` before its next decision."""
-        return build_view(self._ctx, self._state(slot))
+        return build_view(self._slot_ctxs[slot], self._state(slot))
 
     def record(self, slot: int) -> EpisodeRecord:
         """The record of the slot's current (or just finished) episode."""
@@ -282,7 +320,8 @@ class Executor:
         slot, with status ``error``.
         """
         start = time.perf_counter()
-        ctx = self._ctx
+        ctx = self._ctx  # shared by every slot: simulator, motion, tools, robots
+        slot_ctx = self._slot_ctxs  # each slot's task and stages
         if ctx.skills is not None:
             return self._submit_with_skills(decisions, start)
         outcomes: dict[int, StepOutcome] = {}
@@ -291,9 +330,9 @@ class Executor:
         for slot, raw in decisions.items():
             state = self._state(slot)
             if not state.running:
-                outcomes[slot] = over_outcome(ctx, state)
+                outcomes[slot] = over_outcome(slot_ctx[slot], state)
                 continue
-            step = classify(ctx, state, normalize_decision(raw))
+            step = classify(slot_ctx[slot], state, normalize_decision(raw))
             steps[slot] = step
             if step.kind == "batch":
                 batch_calls[slot] = step.decision.calls
@@ -306,22 +345,22 @@ class Executor:
             step.batch = batches.get(slot)
             state = states[slot]
             try:
-                if settle(ctx, state, step, obs):
+                if settle(slot_ctx[slot], state, step, obs):
                     entered.append(slot)
             except Exception as exc:  # scenario code (goal, log check, transition, judge)
                 fail_with_error(state, f"verifying stage {step.stage_index}", exc)
-        entered = [s for s in entered if has_errors(ctx, states[s])]
+        entered = [s for s in entered if has_errors(slot_ctx[s], states[s])]
         if entered:
             raw_obs = ctx.sim.observe()
             for slot in entered:
                 state = states[slot]
                 try:
-                    sample_stage_errors(ctx, state, raw_obs)
+                    sample_stage_errors(slot_ctx[slot], state, raw_obs)
                 except Exception as exc:
                     fail_with_error(state, f"sampling errors of stage {state.stage_index}", exc)
         elapsed = time.perf_counter() - start
         for slot, step in steps.items():
-            outcomes[slot] = conclude(ctx, states[slot], step, elapsed)
+            outcomes[slot] = conclude(slot_ctx[slot], states[slot], step, elapsed)
         return outcomes
 
     def _submit_with_skills(self, decisions: Mapping[int, Any], start: float) -> dict[int, StepOutcome]:
@@ -330,10 +369,12 @@ class Executor:
         for slot, raw in decisions.items():
             state = self._state(slot)
             if not state.running:
-                outcomes[slot] = over_outcome(self._ctx, state)
+                outcomes[slot] = over_outcome(self._slot_ctxs[slot], state)
                 continue
             states[slot], normalized[slot] = state, normalize_decision(raw)
-        outcomes.update(submit_with_skills(self._ctx, states, normalized, start))
+        outcomes.update(
+            submit_with_skills(self._ctx, states, normalized, start, self._slot_ctxs)
+        )
         return outcomes
 
     # -- skills ------------------------------------------------------------------------------
@@ -353,7 +394,7 @@ class Executor:
             raise ValueError("this executor runs without skills")
         state = self._state(slot)
         state.skills = skills.clone()
-        refresh_statuses(self._ctx, state)
+        refresh_statuses(self._slot_ctxs[slot], state)
 
     # -- internals ---------------------------------------------------------------------------
     def _check_slot(self, slot: int) -> None:
@@ -367,11 +408,18 @@ class Executor:
         return state
 
     def _start_episodes(self, slots: list[int], seeds: list[int]) -> None:
-        for slot, state in start_episodes(self._ctx, slots, seeds).items():
-            if self._ctx.skills is not None:
-                state.skills = SkillSlotState()
-                refresh_statuses(self._ctx, state)
-            self._slots[slot] = state
+        by_ctx: dict[int, tuple[EngineContext, list[int], list[int]]] = {}
+        for slot, seed in zip(slots, seeds, strict=True):
+            ctx = self._slot_ctxs[slot]
+            group = by_ctx.setdefault(id(ctx), (ctx, [], []))
+            group[1].append(slot)
+            group[2].append(seed)
+        for ctx, group_slots, group_seeds in by_ctx.values():
+            for slot, state in start_episodes(ctx, group_slots, group_seeds).items():
+                if ctx.skills is not None:
+                    state.skills = SkillSlotState()
+                    refresh_statuses(ctx, state)
+                self._slots[slot] = state
 
 
 def _bound_tools(tools_cls: type, robot_names: list[str], sim: Any, slot: int) -> Any:

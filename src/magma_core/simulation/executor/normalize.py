@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.simulation.data_structures import Decision, DecisionError, ToolCall
+from magma_core.simulation.data_structures.decisions import RefusedToolCall
 
 
 @dataclass
@@ -51,6 +52,9 @@ def _short_repr(value: Any, limit: int = 2000) -> str:
 
 def normalize_call(raw: Any) -> NormalizedCall:
     """A ``ToolCall`` (or a mapping with name/arguments/target_robot_name) → ``NormalizedCall``."""
+    if isinstance(raw, RefusedToolCall):
+        arguments = raw.arguments if isinstance(raw.arguments, dict) else {}
+        return NormalizedCall(str(raw.name), dict(arguments), raw.target_robot_name, raw.reason)
     if isinstance(raw, ToolCall):
         name, arguments, robot = raw.name, raw.arguments, raw.target_robot_name
     elif isinstance(raw, Mapping):

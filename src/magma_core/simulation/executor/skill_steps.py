@@ -192,7 +192,10 @@ def _after_round(ctx: EngineContext, state: SlotState, step: SkillStep, entered:
     step.active = bool(state.running and not step.finished and skills.running)
 
 
-def _run_rounds(ctx: EngineContext, states: dict[int, SlotState], steps: dict[int, SkillStep]) -> None:
+def _run_rounds(
+    ctx: EngineContext, states: dict[int, SlotState], steps: dict[int, SkillStep],
+    slot_ctx: Any,
+) -> None:
     while True:
         calls: dict[int, list[NormalizedCall]] = {}
         for slot, step in steps.items():
@@ -214,7 +217,7 @@ def _run_rounds(ctx: EngineContext, states: dict[int, SlotState], steps: dict[in
         obs = run.obs if run.obs is not None else ctx.sim.observe()
         entered_errors = []
         for slot in calls:
-            state, step = states[slot], steps[slot]
+            state, step, sctx = states[slot], steps[slot], slot_ctx[slot]
             step.rounds += 1
             round_step = DecisionStep(
                 slot, NormalizedDecision(calls=calls[slot]), state.stage_index, [], kind="batch"
@@ -222,19 +225,19 @@ def _run_rounds(ctx: EngineContext, states: dict[int, SlotState], steps: dict[in
             round_step.batch = run.batches[slot]
             entered = False
             try:
-                entered = settle(ctx, state, round_step, obs)
+                entered = settle(sctx, state, round_step, obs)
                 _merge(step, round_step)
                 _feed_results(state.skills, round_step.calls, step)
             except Exception as exc:
                 fail_with_error(state, f"running a skill in stage {round_step.stage_index}", exc)
-            _after_round(ctx, state, step, entered)
-            if entered and has_errors(ctx, state):
+            _after_round(sctx, state, step, entered)
+            if entered and has_errors(sctx, state):
                 entered_errors.append(slot)
         if entered_errors:
             raw_obs = ctx.sim.observe()
             for slot in entered_errors:
                 try:
-                    sample_stage_errors(ctx, states[slot], raw_obs)
+                    sample_stage_errors(slot_ctx[slot], states[slot], raw_obs)
                 except Exception as exc:
                     fail_with_error(states[slot], "sampling stage errors", exc)
 
@@ -280,49 +283,54 @@ def _final_feedback(ctx: EngineContext, state: SlotState, step: SkillStep) -> No
 
 def submit_with_skills(
     ctx: EngineContext, states: dict[int, SlotState], decisions: dict[int, NormalizedDecision],
-    elapsed_start: float,
+    elapsed_start: float, slot_ctx: Any = None,
 ) -> dict[int, StepOutcome]:
-    """``Executor.submit`` with skills on (see the module docstring)."""
+    """``Executor.submit`` with skills on (see the module docstring). ``ctx`` is shared by
+    every slot (simulator, tools, robots); ``slot_ctx[slot]`` is each slot's task and stages
+    (default: ``ctx``)."""
+    if slot_ctx is None:
+        slot_ctx = {slot: ctx for slot in states}
+    shared = ctx
     steps: dict[int, SkillStep] = {}
     for slot, decision in decisions.items():
         state = states[slot]
         state.skills.before_resume = None
         try:
-            steps[slot] = _admit(ctx, state, decision)
+            steps[slot] = _admit(slot_ctx[slot], state, decision)
         except Exception as exc:  # a skill's constructor (scenario code)
             steps[slot] = SkillStep(
                 DecisionStep(slot, decision, state.stage_index, list(state.messages), kind="error")
             )
             fail_with_error(state, "starting a skill", exc)
     quiet = [s for s, st in steps.items() if not st.active]
-    obs = ctx.sim.observe() if quiet else None
+    obs = shared.sim.observe() if quiet else None
     for slot in quiet:
         state, step = states[slot], steps[slot]
         if not state.running:
             continue
         try:
-            entered = _settle_without_rounds(ctx, state, step, obs)
+            entered = _settle_without_rounds(slot_ctx[slot], state, step, obs)
         except Exception as exc:
             fail_with_error(state, f"verifying stage {step.main.stage_index}", exc)
             continue
         step.entered = entered
-        if entered and state.running and state.skills.has_work() and _continues_request(ctx, state):
+        if entered and state.running and state.skills.has_work() and _continues_request(slot_ctx[slot], state):
             state.skills.resume()  # e.g. an answered question; the request goes on
             step.active = True
     if any(st.active for st in steps.values()):
-        _run_rounds(ctx, states, steps)
+        _run_rounds(shared, states, steps, slot_ctx)
     elapsed = time.perf_counter() - elapsed_start
     outcomes = {}
     for slot, step in steps.items():
         state = states[slot]
         skills: SkillSlotState = state.skills
         if step.rounds or step.control or step.finished or step.interrupted:
-            _final_feedback(ctx, state, step)
+            _final_feedback(slot_ctx[slot], state, step)
         if not state.running:
             restore = skills.before_resume if state.status == FAILED else None
             skills.clear()
             if restore is not None:  # resumed work failed: put the suspended work back
                 skills.running, skills.suspended = restore.running, restore.suspended
-        refresh_statuses(ctx, state)
-        outcomes[slot] = conclude(ctx, state, step.main, elapsed)
+        refresh_statuses(slot_ctx[slot], state)
+        outcomes[slot] = conclude(slot_ctx[slot], state, step.main, elapsed)
     return outcomes

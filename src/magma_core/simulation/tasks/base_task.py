@@ -60,6 +60,7 @@ _FIELDS = (
     "task_metadata",
     "tools_constant",
     "name",
+    "randomized_config_path",
 )
 
 
@@ -70,7 +71,8 @@ class BaseTask:
     subclass), ``situation_init`` (``SituationInit``), ``stages`` (ordered stages),
     ``initialization_parameters`` (``InitializationParameters``), ``task_metadata``,
     ``tools_constant`` (exposed to tools as ``Observation.add_constants``) and ``name``
-    (default: the class name).
+    (default: the class name), ``randomized_config_path`` (a vocabulary-randomisation YAML,
+    relative to the scenario package; "" for none).
     """
 
     maniskill_env_id: str
@@ -81,6 +83,7 @@ class BaseTask:
     task_metadata: Any
     tools_constant: dict[str, Any]
     name: str
+    randomized_config_path: str = ""
 
     def __init__(self, **fields: Any) -> None:
         unknown = set(fields) - set(_FIELDS)

@@ -19,7 +19,7 @@ class ToolRegistration:
 
     name: str
     description: str
-    params_spec: dict[str, dict[str, Any]]  # name -> {"description": str, "type": type}
+    params_spec: dict[str, dict[str, Any]]  # name -> {"description", "type"[, "values_from"]}
     optional: tuple[str, ...]
     error_supports: tuple[ToolErrorSupport, ...]
     execution_group: Hashable | None
@@ -30,19 +30,18 @@ class ToolRegistration:
         return param not in self.optional
 
     def api_description(self) -> dict[str, Any]:
-        """What the agent sees: name, description, parameters (description, type, required)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "parameters": {
-                p: {
-                    "description": spec["description"],
-                    "type": spec["type"].__name__,
-                    "required": self.is_required(p),
-                }
-                for p, spec in self.params_spec.items()
-            },
-        }
+        """What the agent sees: name, description, parameters (description, type, required,
+        and ``values_from`` where declared)."""
+        parameters = {}
+        for p, spec in self.params_spec.items():
+            parameters[p] = {
+                "description": spec["description"],
+                "type": spec["type"].__name__,
+                "required": self.is_required(p),
+            }
+            if "values_from" in spec:
+                parameters[p]["values_from"] = spec["values_from"]
+        return {"name": self.name, "description": self.description, "parameters": parameters}
 
 
 def register_tool(
@@ -56,7 +55,9 @@ def register_tool(
     """Mark ``(self, obs, env_id, params) -> ToolExecution`` as a tool (``TypeError`` on misuse).
 
     ``params_spec`` maps each argument to ``{"description": str, "type": <class>}``; names in
-    ``optional`` may be omitted by the agent. ``errors`` lists the ``BaseError`` types (or
+    ``optional`` may be omitted by the agent. An entry may add ``"values_from": ATTRIBUTE``,
+    the task attribute whose names the argument takes (e.g. ``"objects"``): agents may offer
+    those names as the only choices. ``errors`` lists the ``BaseError`` types (or
     ``ToolErrorSupport``) whose hooks apply to this tool. ``is_detection=True`` declares that the
     tool moves nothing: the engine restores every actor after it.
     """
@@ -105,6 +106,9 @@ def _check_params_spec(params_spec: Mapping[str, Any] | None) -> dict[str, dict[
             raise TypeError(f"params_spec[{name!r}] needs 'description' and 'type'")
         if not inspect.isclass(entry["type"]):
             raise TypeError(f"params_spec[{name!r}]['type'] must be a class, got {entry['type']!r}")
+        source = entry.get("values_from")
+        if source is not None and (not isinstance(source, str) or not source):
+            raise TypeError(f"params_spec[{name!r}]['values_from'] must name a task attribute, got {source!r}")
         spec[name] = dict(entry)
     return spec
 

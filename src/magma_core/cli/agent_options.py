@@ -1,0 +1,88 @@
+"""The model options shared by ``magma run`` and ``magma serve-agent`` (``--max-tokens``,
+``--tool-choice``, ... and ``--agent-config FILE``); see :mod:`magma_core.agents.chat_options`.
+Flags win over the config file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from magma_core.agents.chat_options import (
+    PROMPT_STYLES,
+    REPORT_ROLES,
+    TOOL_CHOICES,
+    ChatOptions,
+    ChatOptionsError,
+)
+from magma_core.cli import CliError
+
+#: flag -> ChatOptions field
+FLAGS = {
+    "tool_choice": "tool_choice",
+    "max_tokens": "max_tokens",
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "model_seed": "seed",
+    "model_timeout": "timeout",
+    "model_retries": "retries",
+    "extra_body": "extra_body",
+    "prompt_style": "prompt_style",
+    "report_role": "report_role",
+}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
+
+def _number(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+
+    return parse
+
+
+def add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """Add the model options to ``parser`` (all default to "not given")."""
+    group = parser.add_argument_group("model options (openai:MODEL agents)")
+    group.add_argument("--tool-choice", choices=TOOL_CHOICES, default=None,
+                       help="tool_choice sent with the tools (default auto; omit: never sent)")
+    group.add_argument("--max-tokens", type=_number(int), default=None,
+                       help="cap on each reply's tokens (default 1024; 0: no cap sent)")
+    group.add_argument("--temperature", type=_number(float), default=None, help="sampling temperature")
+    group.add_argument("--top-p", type=_number(float), default=None, help="nucleus sampling top_p")
+    group.add_argument("--model-seed", type=_number(int), default=None, help="sampling seed sent to the model")
+    group.add_argument("--model-timeout", type=_number(float), default=None,
+                       help="seconds to wait for one reply (default 120)")
+    group.add_argument("--model-retries", type=_number(int), default=None,
+                       help="attempts after a timeout or server error (default 2)")
+    group.add_argument("--extra-body", type=_json_object, default=None,
+                       help="more request-body fields, a JSON object, e.g. '{\"min_p\": 0.05}'")
+    group.add_argument("--prompt-style", choices=PROMPT_STYLES, default=None,
+                       help="compact (default: name enums, plain-text reports) or raw")
+    group.add_argument("--report-role", choices=REPORT_ROLES, default=None,
+                       help="environment reports as tool messages (default) or user messages "
+                       "(for chat templates that drop tool messages)")
+    group.add_argument("--agent-config", default=None,
+                       help="a TOML or JSON file of these options (flags win over it)")
+
+
+def chat_options_from(args: argparse.Namespace) -> ChatOptions:
+    """The options ``args`` give (the config file first, the flags over it); a bad value is a
+    one-line ``CliError``."""
+    try:
+        base = ChatOptions.from_file(args.agent_config) if getattr(args, "agent_config", None) else ChatOptions()
+        given = {field: getattr(args, flag) for flag, field in FLAGS.items() if getattr(args, flag, None) is not None}
+        return ChatOptions(**given).merged_over(base)
+    except ChatOptionsError as exc:
+        raise CliError(str(exc)) from None

@@ -1,0 +1,111 @@
+"""What each episode of a run runs: its task and its vocabulary.
+
+A run's target is a preset (one ``BaseTask`` for every episode) or a ``TaskDefinition``
+(the episode's seed generates its task). With ``randomized=True`` each episode also gets a
+public vocabulary drawn with its seed from the task's randomisation YAML; the mapping is
+kept in the generated task's spec and in the episode record.
+
+``ProceduralRunLoop`` is the run loop for such runs: before each episode it gives the slot
+its task (``Executor.reset_slot(..., task=...)``) and vocabulary (the
+``PublicVocabularyExecutor`` seam), and the trace agent that episode's reference trace,
+translated into the public vocabulary.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from magma_core.agents.base import Candidate, CandidateAgent
+from magma_core.agents.trace import TraceAgent
+from magma_core.protocol.agent import AgentInput
+from magma_core.runs.loop import EpisodeState, RunLoop, initial_memory
+from magma_core.simulation.randomizer import RandomizationSpec, RuntimeRandomizer, SpecGenerator
+from magma_core.simulation.tasks import BaseTask, GeneratedTask, TaskDefinition
+
+
+class EpisodeTasks:
+    """The task and vocabulary of each episode seed (deterministic: same seed, same pair)."""
+
+    def __init__(self, target: BaseTask | TaskDefinition, randomized: bool = False) -> None:
+        if not isinstance(target, (BaseTask, TaskDefinition)):
+            raise TypeError(f"a run target is a BaseTask or a TaskDefinition, got {type(target).__name__}")
+        self.target = target
+        self.randomized = randomized
+        if randomized and not getattr(target, "randomized_config_path", ""):
+            raise ValueError(f"{target.name} has no randomized_config_path: it cannot run --randomized")
+
+    @property
+    def is_definition(self) -> bool:
+        return isinstance(self.target, TaskDefinition)
+
+    def task(self, seed: int) -> BaseTask:
+        """The episode's task (for a definition: generated with ``seed``, randomised if asked)."""
+        if not self.is_definition:
+            return self.target  # type: ignore[return-value]
+        task = self.target.generate(seed)  # type: ignore[union-attr]
+        if self.randomized:
+            spec = SpecGenerator(seed).generate_random_spec(task)
+            task = task.with_randomization(spec.to_dict())
+        return task
+
+    def vocabulary(self, task: BaseTask, seed: int) -> RuntimeRandomizer | None:
+        """The episode's vocabulary: the generated task's stored mapping, or one drawn with
+        ``seed`` for a preset; None when the run is not randomised."""
+        if not self.randomized:
+            return None
+        mapping = task.randomization if isinstance(task, GeneratedTask) else None
+        if mapping is None:
+            mapping = SpecGenerator(seed).generate_random_spec(task).to_dict()
+        return RuntimeRandomizer(RandomizationSpec.from_dict(mapping))
+
+
+class SlotTraceAgent(CandidateAgent):
+    """The trace agent of runs whose episodes differ: each slot replays its own episode's
+    trace (``assign`` it when the episode starts)."""
+
+    agent_id = "magma.trace"
+    component = "trace"
+
+    def __init__(self) -> None:
+        self._agents: dict[int, TraceAgent] = {}
+
+    def assign(self, slot: int, trace: Any) -> None:
+        self._agents[slot] = TraceAgent(trace)
+
+    def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
+        agent = self._agents.get(int(agent_input.id))
+        if agent is None:
+            return Candidate.fail("no_trace", f"no trace for input {agent_input.id}",
+                                  copy.deepcopy(agent_input.memory), component=self.component)
+        return agent.decide(request_id, agent_input, candidate_index)
+
+
+class ProceduralRunLoop(RunLoop):
+    """A ``RunLoop`` whose episodes get their task and vocabulary from ``episode_tasks``.
+
+    ``executor`` is a ``PublicVocabularyExecutor``; ``agent`` a ``SlotTraceAgent`` gets each
+    episode's trace (in its public vocabulary).
+    """
+
+    def __init__(self, episode_tasks: EpisodeTasks, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.episode_tasks = episode_tasks
+
+    def _start(self, slot: int, episode: int, active: dict[int, EpisodeState]) -> None:
+        seed = self.seed + episode
+        task = self.episode_tasks.task(seed)
+        vocabulary = self.episode_tasks.vocabulary(task, seed)
+        self.executor.set_vocabulary(slot, vocabulary)
+        self.executor.reset_slot(slot, seed, task=task)
+        memory = initial_memory(task)
+        if vocabulary is not None:
+            memory = vocabulary.to_public_value(memory)
+        if isinstance(self.agent, SlotTraceAgent):
+            trace = task.perfect_trace()
+            if trace is not None and vocabulary is not None:
+                trace = vocabulary.to_public_trace(trace)
+            self.agent.assign(slot, trace if trace is not None else [])
+        state = EpisodeState(episode, seed, slot, memory)
+        active[slot] = state
+        self.listener("start", state, self.executor.agent_view(slot))

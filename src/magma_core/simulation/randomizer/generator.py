@@ -1,0 +1,152 @@
+"""``SpecGenerator``: draws ``RandomizationSpec``s for a task from its randomisation YAML.
+
+``generate_random_spec(task)`` picks one public name, description and value list per entry
+with its own ``random.Random(seed)`` and shuffles the attribute order;
+``generate_N_spec(task, n)`` builds n deterministic variations (variation i takes entry
+``i mod len`` of every list, config order kept).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+from typing import Any
+
+from magma_core.simulation.randomizer.config import load_config, resolve_config_path
+from magma_core.simulation.randomizer.spec import RandomizationSpec, check_value_pairs
+
+Pick = Callable[[list[Any]], Any]
+ROBOTS = "known_robots"
+
+
+def task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The task's canonical tool descriptions and attributes (all values it may show)."""
+    tools = task.Tools_cls.get_api_description()
+    situation = task.situation_init
+    attributes = copy.deepcopy(situation.all_task_attributes)
+    for key, value in situation.attributes.items():
+        attributes.setdefault(key, copy.deepcopy(value))
+    return tools, attributes
+
+
+class SpecGenerator:
+    """Builds specs from a config (``config=`` a checked dict, else the task's YAML)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed)
+
+    def load(self, task: Any) -> dict[str, Any]:
+        path = getattr(task, "randomized_config_path", "")
+        if not path:
+            raise TypeError(f"task {getattr(task, 'name', task)!r} has no randomized_config_path")
+        return load_config(resolve_config_path(task, path))
+
+    def generate_random_spec(self, task: Any, config: dict[str, Any] | None = None) -> RandomizationSpec:
+        """One spec with random choices (and shuffled attribute order)."""
+        config = self.load(task) if config is None else config
+        return _build(task, config, self._rng.choice, shuffle=self._rng.shuffle)
+
+    def generate_N_spec(
+        self, task: Any, n: int | None = None, config: dict[str, Any] | None = None
+    ) -> list[RandomizationSpec]:
+        """``n`` indexed specs (default: the longest configurable list)."""
+        config = self.load(task) if config is None else config
+        if n is None:
+            n = max([1, *_list_lengths(config)])
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        return [_build(task, config, lambda xs, i=i: xs[i % len(xs)], shuffle=None)
+                for i in range(n)]
+
+
+def _list_lengths(config: dict[str, Any]) -> list[int]:
+    out = []
+    for entry in config["tools"].values():
+        out += [len(entry["name"]), len(entry.get("description", []) or [1])]
+        for spec in (entry.get("parameters") or {}).values():
+            out += [len(spec["name"]), len(spec.get("description", []) or [1])]
+    out += [len(v) for v in (config.get("attributes") or {}).values()]
+    out += [len(e["variations"]) for e in (config.get("semantic_attributes") or {}).values()]
+    return out
+
+
+def _build(task: Any, config: dict[str, Any], pick: Pick, shuffle: Callable | None) -> RandomizationSpec:
+    tools, attributes = task_vocabulary(task)
+    equivalence, public_tools = _tools(tools, config["tools"], pick)
+    pairs = _attribute_pairs(attributes, config, pick)
+    check_value_pairs(pairs)
+    keys = [k for k in attributes if k != ROBOTS]
+    order: dict[str, list[str]] = {}
+    for key, value in attributes.items():
+        if key == ROBOTS or not isinstance(value, list):
+            continue
+        shown = [pairs.get(v, v) if isinstance(v, str) else v for v in value]
+        if shuffle is not None:
+            shuffle(shown)
+        order[key] = [v for v in shown if isinstance(v, str)]
+    if shuffle is not None:
+        shuffle(keys)
+    return RandomizationSpec(
+        tool_equivalence=equivalence,
+        attributes_equivalence=pairs,
+        tools=public_tools,
+        attribute_keys_order=keys,
+        attribute_values_order=order,
+    )
+
+
+def _tools(descriptions: list[dict[str, Any]], config: dict[str, Any], pick: Pick):
+    equivalence: dict[str, dict[str, Any]] = {}
+    public_tools: list[dict[str, Any]] = []
+    for tool in descriptions:
+        entry = config.get(tool["name"]) or {}
+        public = pick(entry["name"]) if entry else tool["name"]
+        if public in equivalence:
+            raise ValueError(f"two tools get the public name {public!r}")
+        description = pick(entry["description"]) if entry.get("description") else tool["description"]
+        params_config = entry.get("parameters") or {}
+        mapping: dict[str, str] = {}
+        parameters: dict[str, Any] = {}
+        for real, spec in tool["parameters"].items():
+            cfg = params_config.get(real) or {}
+            name = pick(cfg["name"]) if cfg else real
+            if name in mapping:
+                raise ValueError(f"tool {public!r}: two parameters get the public name {name!r}")
+            mapping[name] = real
+            parameters[name] = {**spec, "description": pick(cfg["description"])
+                                if cfg.get("description") else spec["description"]}
+        equivalence[public] = {"name": tool["name"], "parameters": mapping}
+        public_tools.append({**copy.deepcopy(tool), "name": public, "description": description,
+                             "parameters": parameters})
+    return equivalence, public_tools
+
+
+def _attribute_pairs(attributes: dict[str, Any], config: dict[str, Any], pick: Pick) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for key, variations in (config.get("attributes") or {}).items():
+        values = attributes.get(key)
+        if key == ROBOTS or not isinstance(values, list):
+            continue
+        chosen = pick(variations)
+        if len(chosen) < len(values):
+            raise TypeError(f"attributes.{key}: a variation has {len(chosen)} values, the task {len(values)}")
+        for canonical, public in zip(values, chosen, strict=False):
+            if not isinstance(canonical, str):
+                raise TypeError(f"attributes.{key}: canonical value {canonical!r} is not a str")
+            pairs[canonical] = public
+    for family, entry in (config.get("semantic_attributes") or {}).items():
+        roots = entry.get("canonical") or attributes.get(family)
+        if not isinstance(roots, list) or not roots:
+            raise ValueError(f"semantic_attributes.{family}: no canonical roots (no attribute {family!r})")
+        if len(set(roots)) != len(roots):
+            raise ValueError(f"semantic_attributes.{family}: duplicate canonical roots")
+        for variation in entry["variations"]:
+            if len(variation) != len(roots) or len(set(variation)) != len(variation):
+                raise ValueError(f"semantic_attributes.{family}: each variation needs "
+                                 f"{len(roots)} distinct values")
+        chosen = pick(entry["variations"])
+        for form in entry["forms"]:
+            for root, public_root in zip(roots, chosen, strict=True):
+                pairs[form.format(value=root)] = form.format(value=public_root)
+    return pairs
