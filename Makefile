@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: venv demo test lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots
+.PHONY: venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -65,6 +65,9 @@ bench-real-model: $(STAMP) $(REAL_STAMP)
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium
 	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
 
 clean:
 	rm -rf $(VENV) $(REAL_VENV) .pytest_cache site

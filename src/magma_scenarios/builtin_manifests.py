@@ -17,6 +17,14 @@ SORTING = ScenarioManifest(
     presets={
         name: f"magma_scenarios.sorting.presets:{name}"
         for name in ("SortAll", "Interruption", "NewZone", "GraspError", "Question", "TwoArms")
+    }
+    | {
+        name: f"magma_scenarios.sorting.skill_presets:{name}"
+        for name in ("SkillSortAll", "SkillQuestion", "SkillNewTarget", "SkillStop", "SkillTwoArms")
+    },
+    skills={
+        "sort_all": "magma_scenarios.sorting.skills:SortAll",
+        "clear_zone": "magma_scenarios.sorting.skills:ClearZone",
     },
     definitions={
         name: f"magma_scenarios.sorting.definitions:{name}"

@@ -25,6 +25,7 @@ LAYERS = {
     "magma_core.simulation.stage": 2,
     "magma_core.simulation.tools": 2,
     "magma_core.simulation.tasks": 2,
+    "magma_core.simulation.skills": 2,
     "magma_core.simulation.requests": 2,
     "magma_core.simulation.constraints": 2,
     "magma_core.simulation.randomizer": 2,
@@ -38,6 +39,7 @@ LAYERS = {
     "magma_core.scenarios": 6,
     "magma_core.store": 7,
     "magma_core.gen": 7,
+    "magma_core.bench": 7,
     "magma_core.export": 7,
     "magma_core.runs": 7,
     "magma_core.cli": 8,
@@ -61,6 +63,8 @@ DEFERRED = {
         "agent servers speak the protocol without importing torch (engine decisions need it)",
     ("magma_core.scenarios.registry", "magma_core.simulation.tasks"):
         "listing scenarios reads manifests only; loading a preset needs the task classes",
+    ("magma_core.scenarios.registry", "magma_core.simulation.skills"):
+        "listing scenarios reads manifests only; loading skills needs the skill base class",
     ("magma_core.simulation.executor.executor", "magma_core.simulation.envs"):
         "the simulator is imported only when an executor builds its own SimBatch",
     ("magma_core.simulation.executor.motion", "magma_core.simulation.motion"):

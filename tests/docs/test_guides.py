@@ -70,3 +70,8 @@ def test_the_sections_that_left_the_readme_live_in_the_guides():
     assert "magma runs video" in viewer and "make screenshots" in viewer
     started = (ROOT / "docs" / "getting-started.md").read_text()
     assert "`buttons.Sequence`" in started and "`sorting.LongSorting`" in started
+    skills = (DOCS / "guides" / "skills.md").read_text()
+    assert "cancel_current_action" in skills and "--skills all" in skills
+    bench = (DOCS / "guides" / "benchmarking.md").read_text()
+    assert "magma bench compile smoke" in bench and "](../bench-report.png)" in bench
+    assert (DOCS / "bench-report.png").is_file()

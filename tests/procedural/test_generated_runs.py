@@ -106,6 +106,8 @@ class PresetJudge:
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_runs_optimal_randomised(preset, tmp_path):
+    if getattr(load_preset(preset), "skills", None):
+        pytest.skip("presets that run with skills have no randomised vocabulary yet (issue 15)")
     task = load_preset(preset)()
     tasks = EpisodeTasks(task, randomized=True)
     store = RunStore(tmp_path / "magma.db")

@@ -21,6 +21,7 @@ from magma_core.user_error import UserError
 SUBCOMMANDS = (
     "magma_core.cli.run",
     "magma_core.cli.gen",
+    "magma_core.cli.bench",
     "magma_core.cli.export",
     "magma_core.cli.runs",
     "magma_core.cli.scenarios",

@@ -129,7 +129,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="inflight: each slot asks and executes on its own (default); lockstep: all slots "
         "wait for the slowest answer (for comparison)",
     )
+    add_skills_option(parser)
     parser.set_defaults(func=run)
+
+
+def add_skills_option(parser: argparse.ArgumentParser) -> None:
+    """``--skills NAME... | all``: run with the scenario's skills (default: the preset's own)."""
+    parser.add_argument(
+        "--skills",
+        nargs="+",
+        metavar="NAME",
+        default=None,
+        help="run with these skills of the scenario ('all': every one); the agent's tools "
+        "become skills, cancel_current_action and the plain tools",
+    )
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
@@ -153,6 +166,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         pacing=Pacing(concurrency=args.concurrency, batch_window=args.batch_window,
                       lockstep=args.schedule == "lockstep"),
         agent_timeout=args.agent_timeout,
+        skills=tuple(args.skills) if args.skills else None,
     )
 
 

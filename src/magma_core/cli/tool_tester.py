@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from magma_core.cli.repl_parser import ReplCommand, ReplSyntaxError, parse_command
-from magma_core.cli.run import non_negative_int, positive_int
+from magma_core.cli.run import add_skills_option, non_negative_int, positive_int
 
 PROMPT = "magma> "
 HELP = """commands:
@@ -32,12 +32,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--slots", type=positive_int, default=1, help="slots to run (1)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of slot 0 (0)")
     parser.add_argument("--judge", default=None, help="openai:MODEL[@BASE_URL] for JUDGE stages")
+    add_skills_option(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from magma_core.judge import AcceptAllJudge
-    from magma_core.runs.assembly import build_judge, check_task, load_task, open_executor
+    from magma_core.runs.assembly import (
+        build_judge,
+        check_task,
+        load_task,
+        open_executor,
+        task_skills,
+    )
 
     task = load_task(args.preset)
     judge = build_judge(args.judge)
@@ -47,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         notice = ""
     check_task(task, judge, args.preset)
-    executor = open_executor(task, args.slots, args.seed, judge, "auto")
+    skills = task_skills(args.preset, task, args.skills)
+    executor = open_executor(task, args.slots, args.seed, judge, "auto", skills=skills)
     try:
         return Repl(executor, sys.stdout, notice).loop(sys.stdin)
     finally:
@@ -184,6 +192,7 @@ class Repl:
             f"{outcome.tool_calls} tool calls)"
         )
         view = outcome.next_view
+        self.show_skills(slot)
         if view.episode_over:
             self.say(f"[slot {slot}] finished task: {outcome.status}")
             return
@@ -191,6 +200,17 @@ class Repl:
         self.say(f"[slot {slot}] {lead} {self.describe_stage(view)}")
         if view.kind == "user":
             self.say(f"[slot {slot}] instruction: {_shown(view)}")
+
+    def show_skills(self, slot: int) -> None:
+        """With skills: each robot's status, and the work suspended by an interruption."""
+        if not getattr(self.executor, "has_skills", False):
+            return
+        skills = self.executor.skill_state(slot)
+        statuses = self.executor.agent_view(slot).attributes.get("robot_statuses", {})
+        shown = ", ".join(f"{robot}: {status}" for robot, status in statuses.items())
+        self.say(f"[slot {slot}] robot statuses: {shown}")
+        for robot, label in skills.to_dict()["suspended"].items():
+            self.say(f"[slot {slot}] suspended on {robot}: {label}")
 
     def describe_stage(self, view: Any, limits: bool = False) -> str:
         """``k/n (kind): goal``; with ``limits``, the stage's target and maximum tool calls."""
@@ -213,7 +233,7 @@ class Repl:
     def show_tools(self) -> None:
         for tool in self.executor.tool_descriptions:
             params = ", ".join(
-                f"{name}: {spec['type']}{'' if spec['required'] else '?'}"
+                f"{name}: {spec.get('type', 'str')}{'' if spec.get('required', True) else '?'}"
                 for name, spec in tool["parameters"].items()
             )
             self.say(f"  {tool['name']}({params}) - {tool['description']}")

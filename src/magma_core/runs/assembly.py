@@ -9,7 +9,7 @@ function. Every mistake the user can fix is a one-line :class:`UserError`.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
 from magma_core.runs.episode_tasks import EpisodeTasks, ProceduralRunLoop, SlotTraceAgent
 from magma_core.runs.loop import Listener, RunLoop
-from magma_core.scenarios import load_preset, load_target
+from magma_core.scenarios import load_preset, load_skills, load_target
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
@@ -101,6 +101,7 @@ class RunParts:
     agent: Agent
     judge: Judge | None
     warning: str | None = None  # from the agent's check, for the caller to show
+    skills: list[type] | None = None  # skill classes; None: plain tools
     closed: bool = False
     episode_tasks: EpisodeTasks | None = None  # a definition's or a randomised run's
 
@@ -135,14 +136,21 @@ def prepare(spec: RunSpec) -> RunParts:
     else:
         agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options,
                                 timeout=spec.agent_timeout)
-    return RunParts(task, agent, judge, getattr(agent, "check_warning", None),
+    skills = task_skills(spec.target, task, spec.skills)
+    return RunParts(task, agent, judge, getattr(agent, "check_warning", None), skills,
                     episode_tasks=episode_tasks)
+
+
+def task_skills(target: str, task: BaseTask, names: Sequence[str] | None) -> list[type] | None:
+    """The skill classes ``names`` of the scenario (``["all"]``: every one); None when no
+    names are given: the engine then uses the preset's own ``skills``, if any."""
+    return None if names is None else load_skills(target, list(names))
 
 
 
 def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
-    env_options: dict[str, Any] | None = None,
+    env_options: dict[str, Any] | None = None, skills: list[type] | None = None,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error.
 
@@ -153,7 +161,7 @@ def open_executor(
     gc.freeze()
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
-                        env_options=env_options)
+                        env_options=env_options, skills=skills)
     except UserError:
         raise
     except ValueError as exc:
@@ -175,7 +183,7 @@ def run_episodes(
     engine with ``slots`` slots, storing each as it ends: THE path from a run to the engine,
     in this process and in every worker process. Closes the engine, not ``parts``."""
     executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
-                             spec.env_options)
+                             spec.env_options, parts.skills)
     if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
         parts.agent.on_notice = lambda line: listener("notice", None, line)
     if parts.episode_tasks is not None:

@@ -42,7 +42,9 @@ class RunSpec:
     None, ``none`` (accept any non-empty answer) or ``openai:MODEL[@BASE_URL]``; a preset with
     judged stages needs one. Episode *k* uses seed ``seed + k``. ``slots`` episodes run side by
     side in one engine, in each of ``workers`` processes. The run is stored in
-    ``out/magma.db`` under ``name`` (default: the target); the same name resumes it.
+    ``out/magma.db`` under ``name`` (default: the target); the same name resumes it. ``skills``:
+    skill names of the scenario's manifest (``("all",)``: every one); None: the preset's own
+    ``skills`` (skill classes) if it has them, else plain tools.
     """
 
     target: str
@@ -57,6 +59,7 @@ class RunSpec:
     limits: LoopLimits = field(default_factory=LoopLimits)
     backend: str = "auto"
     env_options: dict[str, Any] = field(default_factory=dict)
+    skills: tuple[str, ...] | None = None
     randomized: bool = False
     agent_options: dict[str, Any] = field(default_factory=dict)
     pacing: Pacing = field(default_factory=Pacing)
@@ -81,6 +84,10 @@ class RunSpec:
         if self.agent_timeout is not None and not self.agent_timeout > 0:
             raise UserError(f"agent_timeout must be a positive number of seconds, got {self.agent_timeout!r}")
         object.__setattr__(self, "out", Path(self.out))
+        if self.skills is not None:
+            if isinstance(self.skills, str) or not all(isinstance(n, str) for n in self.skills):
+                raise UserError("skills must be a list of skill names (or ['all'])")
+            object.__setattr__(self, "skills", tuple(self.skills))
 
     @property
     def run_name(self) -> str:
@@ -101,6 +108,8 @@ class RunSpec:
         }
         if self.env_options:
             config["env_options"] = self.env_options
+        if self.skills is not None:
+            config["skills"] = list(self.skills)
         if self.randomized:
             config["randomized"] = True
         if self.agent_options:

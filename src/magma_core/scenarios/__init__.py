@@ -9,6 +9,7 @@ from magma_core.scenarios.registry import (
     list_scenarios,
     load_definition,
     load_preset,
+    load_skills,
     load_target,
     register_environments,
 )
@@ -23,5 +24,6 @@ __all__ = [
     "load_definition",
     "load_preset",
     "load_target",
+    "load_skills",
     "register_environments",
 ]

@@ -7,6 +7,7 @@ modules that register the scenario's environments, then the class.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -173,3 +174,26 @@ def load_target(component: str) -> type:
             raise ScenarioError(f"scenario {scenario_id!r} has no preset {name!r} ({known})")
         return load_preset(component)
     return load_definition(component)
+
+
+def load_skills(component: str, names: Sequence[str]) -> list[type]:
+    """The skill classes ``names`` of the scenario of ``component`` (``scenario.Name``) from its
+    manifest's ``skills`` mapping; ``["all"]`` loads every one. Unknown names: ``ScenarioError``."""
+    from magma_core.simulation.skills import BaseSkill
+
+    scenario_id, _ = _split(component)
+    manifest = get_scenario(scenario_id)
+    names = list(names)
+    if names == ["all"]:
+        names = list(manifest.skills)
+    unknown = [n for n in names if n not in manifest.skills]
+    if unknown:
+        known = ", ".join(sorted(manifest.skills)) or "none"
+        raise ScenarioError(f"scenario {scenario_id!r} has no skill {unknown[0]!r} (skills: {known})")
+    classes = []
+    for name in names:
+        cls = _import_target(manifest.skills[name])
+        if not (isinstance(cls, type) and issubclass(cls, BaseSkill)):
+            raise ScenarioError(f"{manifest.skills[name]} is not a BaseSkill subclass")
+        classes.append(cls)
+    return classes

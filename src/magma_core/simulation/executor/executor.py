@@ -47,6 +47,8 @@ from magma_core.simulation.executor.pipeline import (
 )
 from magma_core.simulation.executor.records import RUNNING, AgentView, EpisodeRecord, StepOutcome
 from magma_core.simulation.executor.simulator import Simulator
+from magma_core.simulation.executor.skill_state import SkillAPI, SkillSlotState
+from magma_core.simulation.executor.skill_steps import refresh_statuses, submit_with_skills
 from magma_core.simulation.executor.slots import EngineContext, SlotState
 from magma_core.simulation.executor.snapshots import SlotSnapshot, capture, rebuild
 from magma_core.simulation.executor.task_check import stages_to_run
@@ -71,6 +73,9 @@ class Executor:
         env_options: ``gym.make`` options over the task's own ``env_options``.
         sim: an already-built ``Simulator`` to run on (a ``SimBatch``, or a stand-in).
         motion: the motion driver (default: the simulation layer's, on ``sim``).
+        skills: run with skills (``BaseSkill`` classes; ``[]``: the plain tools as one-call
+            skills and ``cancel_current_action``); None: the task's own ``skills`` class
+            attribute if it has one, else plain tools (see ``skill_steps``).
     """
 
     def __init__(
@@ -84,6 +89,7 @@ class Executor:
         env_options: Mapping[str, Any] | None = None,
         sim: Simulator | None = None,
         motion: MotionDriver | None = None,
+        skills: Sequence[type] | None = None,
     ) -> None:
         if not isinstance(task, BaseTask):
             raise TypeError(f"Executor needs a BaseTask, got {type(task).__name__}")
@@ -127,6 +133,12 @@ class Executor:
                 tool_descriptions=task.Tools_cls.get_api_description(),
                 judge=judge,
             )
+            if skills is None:
+                skills = getattr(task, "skills", None)
+            if skills is not None:
+                api = SkillAPI(self._ctx.tool_descriptions, skills)
+                self._ctx.skills = api
+                self._ctx.tool_descriptions = api.descriptions()
             self._slots: list[SlotState | None] = [None] * num_slots
             # The context each slot's episode runs in: the executor's task, or the task given
             # to ``reset_slot`` (e.g. generated tasks of one definition, side by side).
@@ -304,6 +316,8 @@ class Executor:
         start = time.perf_counter()
         ctx = self._ctx  # shared by every slot: simulator, motion, tools, robots
         slot_ctx = self._slot_ctxs  # each slot's task and stages
+        if ctx.skills is not None:
+            return self._submit_with_skills(decisions, start)
         outcomes: dict[int, StepOutcome] = {}
         steps: dict[int, DecisionStep] = {}
         batch_calls = {}
@@ -343,6 +357,39 @@ class Executor:
             outcomes[slot] = conclude(slot_ctx[slot], states[slot], step, elapsed)
         return outcomes
 
+    def _submit_with_skills(self, decisions: Mapping[int, Any], start: float) -> dict[int, StepOutcome]:
+        outcomes: dict[int, StepOutcome] = {}
+        states, normalized = {}, {}
+        for slot, raw in decisions.items():
+            state = self._state(slot)
+            if not state.running:
+                outcomes[slot] = over_outcome(self._slot_ctxs[slot], state)
+                continue
+            states[slot], normalized[slot] = state, normalize_decision(raw)
+        outcomes.update(
+            submit_with_skills(self._ctx, states, normalized, start, self._slot_ctxs)
+        )
+        return outcomes
+
+    # -- skills ------------------------------------------------------------------------------
+    @property
+    def has_skills(self) -> bool:
+        """Whether the task runs with skills."""
+        return self._ctx.skills is not None
+
+    def skill_state(self, slot: int) -> SkillSlotState | None:
+        """A copy of the slot's skill state (running and suspended work); None without skills."""
+        skills = self._state(slot).skills
+        return None if skills is None else skills.clone()
+
+    def set_skill_state(self, slot: int, skills: SkillSlotState) -> None:
+        """Put back a skill state taken by ``skill_state`` (part of restoring a slot)."""
+        if self._ctx.skills is None:
+            raise ValueError("this executor runs without skills")
+        state = self._state(slot)
+        state.skills = skills.clone()
+        refresh_statuses(self._slot_ctxs[slot], state)
+
     # -- internals ---------------------------------------------------------------------------
     def _check_slot(self, slot: int) -> None:
         if not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < self.num_slots:
@@ -363,6 +410,9 @@ class Executor:
             group[2].append(seed)
         for ctx, group_slots, group_seeds in by_ctx.values():
             for slot, state in start_episodes(ctx, group_slots, group_seeds).items():
+                if ctx.skills is not None:
+                    state.skills = SkillSlotState()
+                    refresh_statuses(ctx, state)
                 self._slots[slot] = state
 
 

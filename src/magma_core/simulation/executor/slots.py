@@ -39,6 +39,7 @@ class EngineContext:
     robot_names: list[str]
     tool_descriptions: list[dict[str, Any]]
     judge: Judge | None = None
+    skills: Any = None  # a SkillAPI when the task runs with skills (see skill_steps)
 
     @property
     def num_stages(self) -> int:
@@ -67,6 +68,7 @@ class SlotState:
     feedback: dict[str, Any] | None = None
     last_user_instruction: str = ""
     step_index: int = 0
+    skills: Any = None  # the slot's SkillSlotState when the task runs with skills
 
     @property
     def running(self) -> bool:

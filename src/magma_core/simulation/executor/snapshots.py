@@ -37,6 +37,7 @@ from magma_core.simulation.executor.records import (
     StepRecord,
     ViewMessage,
 )
+from magma_core.simulation.executor.skill_state import SkillSlotState, skill_state_from_data
 from magma_core.simulation.executor.slots import EngineContext, SlotState
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class SlotSnapshot:
     record_steps: tuple[StepRecord, ...]
     record_logs: tuple[dict[str, Any], ...]
     memory: dict[str, Any] = field(default_factory=dict)
+    skills: SkillSlotState | None = None  # running and suspended skills (engines with skills)
 
     # -- serialisation -----------------------------------------------------------------------
     def to_dict(self, ctx: EngineContext | None = None, *, steps: bool = True) -> dict[str, Any]:
@@ -115,6 +117,7 @@ class SlotSnapshot:
             else [],
             "record_logs": encode_value(list(self.record_logs)),
             "memory": encode_value(self.memory),
+            "skills": None if self.skills is None else self.skills.to_data(),
         }
 
     @classmethod
@@ -158,6 +161,7 @@ class SlotSnapshot:
             record_steps=tuple(StepRecord(**decode_value(s)) for s in data["record_steps"]),
             record_logs=tuple(decode_value(data["record_logs"])),
             memory=decode_value(data["memory"]),
+            skills=_skills_from_data(data.get("skills"), ctx),
         )
 
     def to_bytes(self, ctx: EngineContext | None = None, *, steps: bool = True) -> bytes:
@@ -201,6 +205,7 @@ def capture(state: SlotState, world: Snapshot, memory: dict[str, Any] | None = N
         record_steps=tuple(record.steps),
         record_logs=tuple(record.logs),
         memory=copy.deepcopy(memory or {}),
+        skills=None if state.skills is None else state.skills.clone(),
     )
 
 
@@ -235,7 +240,16 @@ def rebuild(snapshot: SlotSnapshot, slot: int) -> SlotState:
         feedback=copy.deepcopy(snapshot.feedback),
         last_user_instruction=snapshot.last_user_instruction,
         step_index=snapshot.step_index,
+        skills=None if snapshot.skills is None else snapshot.skills.clone(),
     )
+
+
+def _skills_from_data(data: dict[str, Any] | None, ctx: EngineContext) -> SkillSlotState | None:
+    if data is None:
+        return None
+    if ctx.skills is None:
+        raise ValueError("the snapshot has skill state but this executor runs without skills")
+    return skill_state_from_data(data, ctx.skills)
 
 
 def _encode_world(world: Any) -> dict[str, Any]:

@@ -1,0 +1,137 @@
+"""The numbers of a benchmark report, from the trials of a benchmark run.
+
+``collect(store, name)`` reads the trials; ``compute(trials, trials_per_item)`` is a pure
+function of them (tested against hand-computed values). Every rate is
+``{"num", "den", "rate", "low", "high"}`` (95% Wilson interval).
+
+- conditional robustness of a condition: among its trials whose paired clean control trial
+  (same item skeleton, same trial index) succeeded, the fraction that succeeded;
+- progression: mean fraction of stages passed;
+- pass^k (k = 1..K): τ²-bench's unbiased estimator over items;
+- mission-update retention by lag: success of trials with a mission update, by its lag.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from magma_core.bench.conditions import CLEAN, CONDITIONS
+from magma_core.bench.stats import pass_hat_k, rate
+from magma_core.bench.taxonomy import INFRASTRUCTURE_FAILURE, TAXONOMY, terminal_status
+from magma_core.store.bench_store import BenchStore, item_run_name
+from magma_core.user_error import UserError
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial of one item, with the item's facts."""
+
+    item: dict[str, Any]  # item_facts: item_id, condition, control, track, length_bucket, lags, stages
+    trial: int
+    status: str  # on the predecessor's taxonomy
+    stages_passed: int = 0
+    stages_total: int = 0
+    tokens: int = 0
+    latency_s: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        return self.status == "success"
+
+
+def collect(store: BenchStore, name: str) -> tuple[list[Trial], dict[str, Any]]:
+    """The stored trials of benchmark run ``name`` and its config; items given up after
+    3 infrastructure failures contribute their missing trials as ``infrastructure_failure``."""
+    bench = store.get_bench(name)
+    if bench is None:
+        known = ", ".join(store.list_benches()) or "none"
+        raise UserError(f"no benchmark run {name!r} in {store.path} (known: {known})")
+    config = bench["config"]
+    failures = store.failures(name)
+    trials: list[Trial] = []
+    for facts in config["items"]:
+        stored = {s.episode: s for s in store.episodes(item_run_name(name, facts["item_id"]))
+                  if s.episode < config["trials"]}
+        for k in range(config["trials"]):
+            s = stored.get(k)
+            if s is not None:
+                trials.append(Trial(facts, k, terminal_status(s.status), s.stages_passed,
+                                    s.stages_total, s.total_tokens, s.agent_latency_s))
+            elif failures.get(facts["item_id"], 0) >= 3:
+                trials.append(Trial(facts, k, INFRASTRUCTURE_FAILURE, 0, facts["stages"]))
+    return trials, config
+
+
+def _rate_of(trials: list[Trial]) -> dict[str, Any]:
+    return rate(sum(t.success for t in trials), len(trials))
+
+
+def _grouped(trials: list[Trial], key: str) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[Trial]] = defaultdict(list)
+    for t in trials:
+        groups[str(t.item[key])].append(t)
+    return {k: _rate_of(v) for k, v in sorted(groups.items())}
+
+
+def compute(trials: list[Trial], trials_per_item: int,
+            price_per_mtok: float | None = None) -> dict[str, Any]:
+    """Every metric of the report (see the module docstring) as a JSON-compatible dict."""
+    by_condition = {c: [t for t in trials if t.item["condition"] == c] for c in CONDITIONS}
+    by_condition = {c: v for c, v in by_condition.items() if v}
+    outcome = {(t.item["item_id"], t.trial): t.success for t in trials}
+    robustness = {}
+    for condition, group in by_condition.items():
+        if condition == CLEAN:
+            continue
+        paired = [t for t in group if outcome.get((t.item["control"], t.trial))]
+        robustness[condition] = _rate_of(paired)
+    per_item: dict[str, list[Trial]] = defaultdict(list)
+    for t in trials:
+        per_item[t.item["item_id"]].append(t)
+    counts = [(len(v), sum(t.success for t in v)) for v in per_item.values()]
+    pass_k = {str(k): pass_hat_k(counts, k) for k in range(1, trials_per_item + 1)}
+    pass_k_by_condition = {
+        c: {str(k): pass_hat_k([(len(v), sum(t.success for t in v)) for i, v in per_item.items()
+                                if v[0].item["condition"] == c], k)
+            for k in range(1, trials_per_item + 1)}
+        for c in by_condition}
+    lags: dict[str, list[Trial]] = defaultdict(list)
+    for t in trials:
+        for lag in t.item.get("lags", []):
+            lags[str(lag)].append(t)
+    successes = sum(t.success for t in trials)
+    tokens = sum(t.tokens for t in trials)
+    latency = sum(t.latency_s for t in trials)
+    cost = None if price_per_mtok is None else tokens * price_per_mtok / 1e6
+    return {
+        "trials": len(trials),
+        "items": len(per_item),
+        "trials_per_item": trials_per_item,
+        "success": _rate_of(trials),
+        "success_clean": _rate_of(by_condition.get(CLEAN, [])),
+        "success_by_condition": {c: _rate_of(v) for c, v in by_condition.items()},
+        "conditional_robustness": robustness,
+        "progression": {c: sum(t.stages_passed / t.stages_total for t in v if t.stages_total)
+                        / len(v) for c, v in by_condition.items()},
+        "success_by_length": _grouped(trials, "length_bucket"),
+        "success_by_track": _grouped(trials, "track"),
+        "mission_update_retention_by_lag": {k: _rate_of(v) for k, v in sorted(lags.items())},
+        "terminal_status_counts": {
+            c: {s: n for s, n in Counter(t.status for t in v).items()} for c, v in by_condition.items()},
+        "taxonomy": list(TAXONOMY),
+        "pass_k": pass_k,
+        "pass_k_by_condition": pass_k_by_condition,
+        "usage": {
+            "tokens": tokens,
+            "tokens_per_episode": tokens / len(trials) if trials else None,
+            "tokens_per_success": tokens / successes if successes else None,
+            "agent_latency_s_per_episode": latency / len(trials) if trials else None,
+            "agent_latency_s_per_success": latency / successes if successes else None,
+            "price_per_mtok": price_per_mtok,
+            "cost": cost,
+            "cost_per_episode": None if cost is None or not trials else cost / len(trials),
+            "cost_per_success": None if cost is None or not successes else cost / successes,
+        },
+    }

@@ -1,0 +1,132 @@
+"""``bench_report(out, names, ...)``: the metrics of one or more benchmark runs, with the
+differences from the first run that are significant (two-proportion z-test, p < 0.05), as a
+dict, rich tables, JSON and one self-contained HTML page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from magma_core.bench.metrics import collect, compute
+from magma_core.bench.report_html import render
+from magma_core.bench.stats import two_proportion_p
+from magma_core.store.bench_store import open_bench_store
+
+ALPHA = 0.05
+
+
+def bench_report(out: str | Path, names: list[str],
+                 price_per_mtok: float | None = None) -> dict[str, dict[str, Any]]:
+    """name -> metrics (:func:`magma_core.bench.metrics.compute`) for each benchmark run."""
+    reports = {}
+    with open_bench_store(out, create=False) as store:
+        for name in names:
+            trials, config = collect(store, name)
+            reports[name] = compute(trials, config["trials"], price_per_mtok)
+    return reports
+
+
+def significant_differences(reports: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
+    """run -> the keys (``all``, ``clean``, conditions) where its success differs from the
+    first run's at p < ``ALPHA``."""
+    runs = list(reports)
+    base = reports[runs[0]]
+    out: dict[str, set[str]] = {}
+    for run in runs[1:]:
+        m = reports[run]
+        pairs = {"all": (base["success"], m["success"]), "clean": (base["success_clean"], m["success_clean"])}
+        pairs |= {c: (base["success_by_condition"].get(c), r) for c, r in m["success_by_condition"].items()}
+        marked = set()
+        for key, (a, b) in pairs.items():
+            if a and b:
+                p = two_proportion_p((a["num"], a["den"]), (b["num"], b["den"]))
+                if p is not None and p < ALPHA:
+                    marked.add(key)
+        out[run] = marked
+    return out
+
+
+def write_html(reports: dict[str, dict[str, Any]], path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text(render(reports, significant_differences(reports)))
+    return path
+
+
+def write_json(reports: dict[str, dict[str, Any]], path: str | Path) -> Path:
+    path = Path(path)
+    payload = {"runs": reports, "significant": {k: sorted(v) for k, v in
+                                                significant_differences(reports).items()}}
+    path.write_text(json.dumps(payload, indent=2, sort_keys=True))
+    return path
+
+
+def _cell(r: dict[str, Any] | None, mark: bool = False) -> str:
+    if not r or r.get("rate") is None:
+        return "–"
+    text = f"{100 * r['rate']:.1f}% {r['num']}/{r['den']} [{100 * r['low']:.0f}-{100 * r['high']:.0f}]"
+    return f"[bold red]{text} *[/]" if mark else text
+
+
+def print_report(reports: dict[str, dict[str, Any]], console: Console | None = None) -> None:
+    """The report as rich tables."""
+    console = console or Console()
+    runs = list(reports)
+    sig = significant_differences(reports)
+    rows: list[tuple[str, str]] = [("all", "success"), ("clean", "success_clean")]
+    table = Table(title="Success (95% Wilson interval)")
+    table.add_column("")
+    for run in runs:
+        table.add_column(run)
+    for key, metric in rows:
+        table.add_row(key, *[_cell(reports[r][metric], key in sig.get(r, set())) for r in runs])
+    conditions = [c for c in reports[runs[0]]["success_by_condition"] if c != "clean"]
+    for c in conditions:
+        table.add_row(c, *[_cell(reports[r]["success_by_condition"].get(c), c in sig.get(r, set()))
+                           for r in runs])
+    console.print(table)
+    for title, metric in (("Conditional robustness", "conditional_robustness"),
+                          ("Success by length", "success_by_length"),
+                          ("Success by track", "success_by_track"),
+                          ("Mission-update retention by lag", "mission_update_retention_by_lag")):
+        t = Table(title=title)
+        t.add_column("")
+        for run in runs:
+            t.add_column(run)
+        for key in sorted({k for r in runs for k in reports[r][metric]}):
+            t.add_row(key, *[_cell(reports[r][metric].get(key)) for r in runs])
+        console.print(t)
+    t = Table(title="pass^k")
+    t.add_column("k")
+    for run in runs:
+        t.add_column(run)
+    for k in reports[runs[0]]["pass_k"]:
+        t.add_row(k, *[_fmt(reports[r]["pass_k"].get(k)) for r in runs])
+    console.print(t)
+    t = Table(title="Terminal statuses by condition")
+    t.add_column("run / condition")
+    taxonomy = reports[runs[0]]["taxonomy"]
+    for s in taxonomy:
+        t.add_column(s.replace("_", " "))
+    for run in runs:
+        for c, counts in reports[run]["terminal_status_counts"].items():
+            t.add_row(f"{run} / {c}", *[str(counts.get(s, 0)) for s in taxonomy])
+    console.print(t)
+    t = Table(title="Usage and cost")
+    t.add_column("")
+    for run in runs:
+        t.add_column(run)
+    for key in reports[runs[0]]["usage"]:
+        t.add_row(key, *[_fmt(reports[r]["usage"][key]) for r in runs])
+    console.print(t)
+    if len(runs) > 1:
+        console.print("* differs from the first run at p < 0.05 (two-proportion z-test)")
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)

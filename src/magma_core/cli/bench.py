@@ -1,0 +1,97 @@
+"""``magma bench compile|run|report``: frozen suites, resumable benchmark runs, reports."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from magma_core.cli.run import non_negative_int, positive_int, run_name
+
+
+def _price(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a price in currency per million tokens, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("a price is >= 0")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("bench", help="benchmark an agent: compile a suite, run it, report")
+    bench = parser.add_subparsers(dest="bench_command", metavar="STEP", parser_class=type(parser))
+    p = bench.add_parser("compile", help="freeze a suite spec (YAML, or smoke/sorting) into a folder")
+    p.add_argument("spec", help="suite spec YAML, or a built-in suite name (smoke, sorting)")
+    p.add_argument("--out", type=Path, required=True, help="the new suite folder")
+    p.set_defaults(func=compile_command)
+    p = bench.add_parser("run", help="run every item of a compiled suite K times (resumable)")
+    p.add_argument("suite", type=Path, help="a compiled suite folder")
+    p.add_argument("--agent", default="trace",
+                   help="trace, noisy-trace[:P], openai:MODEL[@BASE_URL] or http://HOST:PORT")
+    p.add_argument("--judge", default=None, help="none or openai:MODEL[@BASE_URL] for judged stages")
+    p.add_argument("--trials", type=positive_int, default=1, help="trials per item K (1)")
+    p.add_argument("--slots", type=positive_int, default=1, help="trials side by side (1)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of trial 0 (0)")
+    p.add_argument("--name", type=run_name, default=None, help="benchmark run name; same name resumes")
+    p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
+    p.set_defaults(func=run_command)
+    p = bench.add_parser("report", help="metrics of benchmark runs: tables, --html, --json")
+    p.add_argument("name", help="benchmark run name")
+    p.add_argument("--compare", nargs="+", default=[], metavar="OTHER", help="runs to put side by side")
+    p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
+    p.add_argument("--html", type=Path, default=None, help="write one self-contained HTML page")
+    p.add_argument("--json", type=Path, default=None, help="write the metrics as JSON")
+    p.add_argument("--price-per-mtok", type=_price, default=None,
+                   help="price per million agent tokens, for the cost rows")
+    p.set_defaults(func=report_command)
+    parser.set_defaults(func=lambda args: parser.print_help() or 0)
+
+
+def compile_command(args: Any) -> int:
+    from magma_core.bench.suite import compile_suite, load_suite
+
+    manifest = compile_suite(args.spec, args.out)
+    suite = load_suite(manifest.parent)
+    print(f"suite {suite.name}: {len(suite.items)} items in {args.out} "
+          f"(fingerprint {suite.fingerprint[:12]})")
+    return 0
+
+
+def run_command(args: Any) -> int:
+    from rich.console import Console
+
+    from magma_core.bench.runner import BenchSpec, run_bench
+
+    console = Console(stderr=True)
+
+    def progress(event: str, payload: dict[str, Any]) -> None:
+        if event == "trial":
+            console.print(f"{payload['item']} trial {payload['trial']}: {payload['status']}")
+        elif event == "outage":
+            console.print(f"[yellow]{payload['item']}: attempt {payload['attempts']} lost: {payload['error']}")
+        elif event == "given_up":
+            console.print(f"[red]{payload['item']}: given up after 3 infrastructure failures")
+
+    spec = BenchSpec(args.suite, agent=args.agent, judge=args.judge, trials=args.trials,
+                     slots=args.slots, seed=args.seed, out=args.out, name=args.name,
+                     backend=args.backend)
+    result = run_bench(spec, progress)
+    print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
+          f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")
+    print(f"report: magma bench report {result.name} --out {args.out}")
+    return 1 if result.given_up else 0
+
+
+def report_command(args: Any) -> int:
+    from magma_core.bench.report import bench_report, print_report, write_html, write_json
+
+    reports = bench_report(args.out, [args.name, *args.compare], args.price_per_mtok)
+    print_report(reports)
+    if args.html:
+        print(f"html: {write_html(reports, args.html)}")
+    if args.json:
+        print(f"json: {write_json(reports, args.json)}")
+    return 0
