@@ -8,9 +8,12 @@ actors' protocol, to pin down retries and failure lines. Without Ray they skip.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +24,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'magma[ray]')")
 
 from magma_core.cli import main  # noqa: E402
-from magma_core.runs import RunResult, RunSpec, run  # noqa: E402
+from magma_core.runs import Pacing, RunResult, RunSpec, run  # noqa: E402
 from magma_core.runs.ray_actors import Channel  # noqa: E402
 from magma_core.runs.ray_cluster import RayCluster, connect, disconnect  # noqa: E402
 from magma_core.runs.ray_driver import drive_units, split  # noqa: E402
@@ -148,6 +151,60 @@ def test_an_actor_killed_mid_run_loses_nothing_and_duplicates_nothing(tmp_path, 
     assert _records(result) == _records(without_ray)
     for episode in range(EPISODES):  # every episode ended once, whichever actor ran it
         assert events.by_episode[episode].count("end") == 1
+
+
+class CountingAgentServer:
+    """``magma serve-agent``'s app for the trace agent on loopback (uvicorn in a thread), each
+    ``/v1/responses`` request held ``delay_s``; ``peak``: most requests in flight at once."""
+
+    def __init__(self, delay_s: float = 0.3) -> None:
+        import uvicorn
+
+        from magma_core.agents import build_agent
+        from magma_core.cli.serve_agent import create_app
+        from magma_core.runs.assembly import load_task
+
+        self.app = create_app(build_agent("trace", trace=load_task(PRESET).perfect_trace()))
+        self.delay_s, self.now, self.peak, self.requests = delay_s, 0, 0, 0
+        config = uvicorn.Config(self._counting, host="127.0.0.1", port=0, log_level="warning",
+                                interface="asgi3")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+
+    async def _counting(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/v1/responses":
+            self.now += 1
+            self.requests += 1
+            self.peak = max(self.peak, self.now)
+            try:
+                await asyncio.sleep(self.delay_s)
+                await self.app(scope, receive, send)
+            finally:
+                self.now -= 1
+        else:
+            await self.app(scope, receive, send)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.mark.sim
+def test_actors_share_an_http_agent_within_the_total_concurrency(tmp_path):
+    server = CountingAgentServer()
+    try:
+        result = run(RunSpec(PRESET, agent=server.url, episodes=EPISODES, slots=2, out=tmp_path,
+                             pacing=Pacing(concurrency=2), ray=RayCluster(actors=2)))
+    finally:
+        server.close()
+    assert result.ok and [s.status for s in result.summaries] == ["success"] * EPISODES
+    assert server.requests == sum(s.decisions for s in result.summaries)
+    assert server.peak <= 2  # --concurrency 2 in total: one request in flight per actor
 
 
 # -- supervision, with stand-in jobs -------------------------------------------------------
