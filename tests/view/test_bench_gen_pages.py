@@ -22,7 +22,7 @@ from magma_core.store import RunStore
 from magma_core.store.bench_store import item_run_name
 from magma_core.store.generation_store import GenerationStore
 
-from .conftest import ViewerServer, run_preset
+from .conftest import ViewerServer
 from .test_browser import expect, shot
 
 pytestmark = [pytest.mark.sim, pytest.mark.filterwarnings("ignore")]
@@ -36,6 +36,7 @@ def store_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from magma_core.bench.suite import compile_suite
     from magma_core.gen import Generator, GenSettings
     from magma_core.runs.assembly import build_run_agent
+    from magma_core.runs.loop import RunLoop
     from magma_core.scenarios import load_preset
     from magma_core.simulation.executor import Executor
 
@@ -45,12 +46,14 @@ def store_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_bench(BenchSpec(suite, agent="noisy-trace:0.5", trials=2, out=folder, name="noisy"))
 
     task = load_preset("cube.PickPlace")()
+    settings = GenSettings(branches=2, max_nodes=14)
+    config = {**settings.shape(), "agent": "noisy-trace:0.5", "max_nodes": 14, "trees": 1}
     with GenerationStore(folder / "magma.db") as store:
-        store.open_generation("g", "cube.PickPlace", {"agent": "noisy-trace:0.5", "max_nodes": 14})
+        store.open_generation("g", "cube.PickPlace", config)
         with Executor(task, num_slots=2, seed=0, backend="cpu") as executor:
             agent = NoisyTraceAgent(task.perfect_trace(), noise=0.5, seed=1)
-            Generator(task, agent, executor, store, "g", GenSettings(branches=2, max_nodes=14)).run()
-        store.update_generation("g", {"agent": "noisy-trace:0.5", "max_nodes": 14}, finished=True)
+            Generator(task, agent, executor, store, "g", settings).run()
+        store.update_generation("g", config, finished=True)
 
     server = FakeOpenAI()
     server.script = [
@@ -61,7 +64,9 @@ def store_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         agent = build_run_agent(f"openai:fake-model@{server.base_url}", task, check=False)
         with RunStore(folder / "magma.db") as store:
-            run_preset(store, "chat", "cube.PickPlace", agent=agent)
+            store.open_run("chat", "cube.PickPlace", {"agent": "openai:fake-model", "episodes": 1})
+            with Executor(task, num_slots=1, seed=0) as executor:
+                RunLoop(task, agent, executor, store, "chat", episodes=1, seed=3).run()
         agent.close()
     finally:
         server.close()
@@ -137,6 +142,8 @@ def test_benchmark_page_shows_the_report_and_links_trials_to_episodes(page, view
     report = bench_report(store_folder, ["trace", "noisy"])
     noisy = report["noisy"]
     page.goto(viewer.url + "/")
+    expect(page.locator("tr[data-item]")).to_have_count(4)  # the trials' runs are on their benchmark's page
+    shot(page, "list")
     page.locator("tr[data-item=noisy] a").click()
     expect(page).to_have_url(re.compile(r"#/benchmarks/noisy$"))
     expect(page.get_by_test_id("bench-success")).to_have_text(f"{100 * noisy['success']['rate']:.1f}%")
@@ -153,7 +160,6 @@ def test_benchmark_page_shows_the_report_and_links_trials_to_episodes(page, view
             expect(page.locator(f"[data-testid=statuses] tr[data-condition={condition}] [data-status={status}]")).to_have_text(str(n))
     rows = page.locator("[data-testid=trials] tbody tr[data-item]")
     expect(rows).to_have_count(10)
-    shot(page, "benchmark")
 
     # a terminal status lists its trials; a condition's bar lists that condition's
     status, n = Counter(s for c in noisy["terminal_status_counts"].values() for s, k in c.items() for _ in range(k)).most_common(1)[0]
@@ -168,6 +174,7 @@ def test_benchmark_page_shows_the_report_and_links_trials_to_episodes(page, view
     page.get_by_test_id("compare").select_option("trace")
     expect(page.locator("[data-testid=chart-conditions] rect.bar[data-run=trace]")).to_have_count(5)
     expect(page.locator("[data-testid=rates] tr[data-rate=all] td[data-run=trace] .sigmark")).to_have_count(1)
+    shot(page, "benchmark")
 
     # the filter outlives the redraw; a trial opens its episode: the stored record
     expect(rows).to_have_count(2)

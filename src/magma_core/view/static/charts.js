@@ -26,9 +26,9 @@ function axis(svg, left, top, width, height) {
 /** Grouped bars: ``series`` = [{name, rates: {group: rate}}]; ``onPick(group)`` on click. */
 export function barChart({ title, series, groups, testid, onPick, selected, marks }) {
   groups = groups || [...new Set(series.flatMap((x) => Object.keys(x.rates)))];
-  const left = 44, top = 12, height = 170, slot = Math.max(64, Math.min(120, 560 / Math.max(1, groups.length)));
+  const left = 44, top = 16, height = 170, slot = Math.max(64, Math.min(120, 560 / Math.max(1, groups.length)));
   const width = slot * Math.max(1, groups.length);
-  const svg = s("svg", { class: "chart", viewBox: `0 0 ${left + width + 10} ${top + height + 46}`, "data-testid": testid, role: "img" },
+  const svg = s("svg", { class: "chart", viewBox: `0 0 ${left + width + 10} ${top + height + 26}`, "data-testid": testid, role: "img" },
     s("title", {}, title));
   axis(svg, left, top, width, height);
   const bar = (slot * 0.72) / Math.max(1, series.length);
@@ -39,6 +39,9 @@ export function barChart({ title, series, groups, testid, onPick, selected, mark
     g.appendChild(s("rect", { x: left + gi * slot, y: top, width: slot, height, class: "hit" }));
     series.forEach((sr, si) => {
       const r = sr.rates[group];
+      if (r && r.den === 0 && series.length === 1) {
+        g.appendChild(s("text", { x: left + gi * slot + slot / 2, y: top + height - 6, class: "label", "text-anchor": "middle" }, "no paired trial"));
+      }
       if (!r || r.rate === null || r.rate === undefined) return;
       const x = x0 + si * bar, y = top + height - r.rate * height;
       const mark = marks && marks[sr.name] && marks[sr.name].includes(group);
@@ -54,12 +57,12 @@ export function barChart({ title, series, groups, testid, onPick, selected, mark
         g.appendChild(s("text", { x: x + (bar - 3) / 2 + 8, y: inside ? top + height - 6 : y - 4, class: `value ${inside ? "inside" : ""}`,
           "text-anchor": "start" }, `${r.num}/${r.den}`));
       }
-      if (mark) g.appendChild(s("text", { x: x + (bar - 3) / 2, y: top + 10, class: "sigmark", "text-anchor": "middle" }, "*"));
+      if (mark) g.appendChild(s("text", { x: x + (bar - 3) / 2, y: top + height - r.high * height - 3, class: "sigmark", "text-anchor": "middle" }, "*"));
     });
     g.appendChild(s("text", { x: left + gi * slot + slot / 2, y: top + height + 16, class: "label", "text-anchor": "middle" }, group.replaceAll("_", " ")));
     svg.appendChild(g);
   });
-  if (series.length > 1) legend(svg, series.map((x) => x.name), left, top + height + 38);
+  if (series.length > 1) svg.legendNames = series.map((x) => x.name);
   return svg;
 }
 
@@ -67,7 +70,7 @@ export function barChart({ title, series, groups, testid, onPick, selected, mark
 export function lineChart({ title, series, testid }) {
   const ks = [...new Set(series.flatMap((x) => Object.keys(x.values).map(Number)))].sort((a, b) => a - b);
   const left = 44, top = 12, height = 170, width = Math.max(240, 90 * ks.length);
-  const svg = s("svg", { class: "chart", viewBox: `0 0 ${left + width + 20} ${top + height + 46}`, "data-testid": testid, role: "img" },
+  const svg = s("svg", { class: "chart", viewBox: `0 0 ${left + width + 20} ${top + height + 26}`, "data-testid": testid, role: "img" },
     s("title", {}, title));
   axis(svg, left, top, width, height);
   const xOf = (k) => left + 20 + (ks.length > 1 ? ((k - ks[0]) / (ks[ks.length - 1] - ks[0])) * (width - 40) : (width - 40) / 2);
@@ -83,19 +86,14 @@ export function lineChart({ title, series, testid }) {
     }
     svg.appendChild(g);
   });
-  legend(svg, series.map((x) => x.name), left, top + height + 38);
+  svg.legendNames = series.map((x) => x.name);
   return svg;
 }
 
-function legend(svg, names, x, y) {
-  let at = x;
-  names.forEach((name, i) => {
-    svg.append(s("rect", { x: at, y: y - 9, width: 10, height: 10, fill: COLOURS[i % COLOURS.length] }),
-      s("text", { x: at + 14, y, class: "legend-text" }, name.replaceAll("_", " ")));
-    at += 24 + 7 * name.length;
-  });
-}
-
 export function chartPanel(title, chart, note) {
-  return h("figure", { class: "panel chart-panel" }, h("figcaption", {}, title), chart, note ? h("div", { class: "muted note" }, note) : null);
+  const names = chart.legendNames || [];
+  return h("figure", { class: "panel chart-panel" }, h("figcaption", {}, title), chart,
+    names.length ? h("div", { class: "legend" }, names.map((name, i) => h("span", {},
+      h("span", { class: "sw", style: `background:${COLOURS[i % COLOURS.length]}` }), name.replaceAll("_", " ")))) : null,
+    note ? h("div", { class: "muted note" }, note) : null);
 }
