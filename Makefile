@@ -66,7 +66,7 @@ bench-real-model: $(STAMP) $(REAL_STAMP)
 
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium
-	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py
+	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py tests/view/test_bench_gen_pages.py
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
