@@ -211,7 +211,8 @@ def _drive(job: EchoJob, units: list[int], **kwargs) -> tuple[dict[int, int], li
         results[unit] = payload
 
     failures = drive_units(lambda seat: job, units, actors=2, on_result=on_result,
-                           listener=lambda event, _, payload: warnings.append(payload), **kwargs)
+                           listener=lambda event, _, payload: event == "warning"
+                           and warnings.append(payload), **kwargs)
     return results, failures, warnings
 
 

@@ -93,7 +93,8 @@ def drive_units(
             handle = calls.pop(ready[0])
             try:
                 messages = ray.get(ready[0])
-            except ray.exceptions.RayActorError as exc:
+            except ray.exceptions.RayError as exc:  # died, unreachable, unschedulable
+                ray.kill(handle.actor)  # one that is only unreachable must not run on
                 lost = _requeue(handle, pending, attempts, max_attempts, failures, unit_word)
                 line = f"Ray actor {handle.seat} died ({_reason(exc)})"
                 if lost:
