@@ -186,44 +186,16 @@ def run_episodes(
                              spec.env_options, parts.skills)
     if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
         parts.agent.on_notice = lambda line: listener("notice", None, line)
-    if parts.episode_tasks is not None:
-        return _run_procedural(spec, parts, executor, store, listener, episode_source)
+    options: dict[str, Any] = dict(episodes=spec.episodes, seed=spec.seed, limits=spec.limits,
+                                   listener=listener, episode_source=episode_source,
+                                   pacing=spec.pacing)
     try:
-        return RunLoop(
-            parts.task,
-            parts.agent,
-            executor,
-            store,
-            spec.run_name,
-            episodes=spec.episodes,
-            seed=spec.seed,
-            limits=spec.limits,
-            listener=listener,
-            episode_source=episode_source,
-            pacing=spec.pacing,
-        ).run()
+        if parts.episode_tasks is None:
+            loop = RunLoop(parts.task, parts.agent, executor, store, spec.run_name, **options)
+        else:  # per-episode tasks and vocabularies: the engine behind the public-vocabulary seam
+            loop = ProceduralRunLoop(parts.episode_tasks, parts.task, parts.agent,
+                                     PublicVocabularyExecutor(executor), store, spec.run_name,
+                                     **options)
+        return loop.run()
     finally:
         executor.close()
-
-
-def _run_procedural(
-    spec: RunSpec, parts: RunParts, executor: Executor, store: RunStore,
-    listener: Listener | None, episode_source: Iterable[int] | None,
-) -> list[EpisodeSummary]:
-    """``run_episodes`` for per-episode tasks and vocabularies: the engine behind the
-    public-vocabulary seam, each episode given its task and vocabulary as it starts."""
-    assert parts.episode_tasks is not None
-    with PublicVocabularyExecutor(executor) as public:
-        return ProceduralRunLoop(
-            parts.episode_tasks,
-            parts.task,
-            parts.agent,
-            public,
-            store,
-            spec.run_name,
-            episodes=spec.episodes,
-            seed=spec.seed,
-            limits=spec.limits,
-            listener=listener,
-            episode_source=episode_source,
-        ).run()
