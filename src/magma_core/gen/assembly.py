@@ -85,6 +85,9 @@ def build_gen_agent(spec: RunSpec, trees: TreeTasks) -> Agent:
     except AgentSpecError as exc:
         raise UserError(str(exc)) from None
     if kind in ("trace", "noisy-trace"):
+        if spec.agent_options:
+            raise UserError(f"agent option {', '.join(sorted(spec.agent_options))} does not apply to a "
+                            f"{kind} agent (model options apply to openai:MODEL agents)")
         if trees.task.perfect_trace() is None:
             raise UserError(f"task {trees.task.name} has no perfect trace for the {kind} agent")
         options = {"seed": spec.seed} if kind == "noisy-trace" else {}
