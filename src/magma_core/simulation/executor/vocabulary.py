@@ -15,8 +15,9 @@ only public ones. Per slot it holds a ``RuntimeRandomizer`` (None = no translati
   replays can show what the agent saw.
 
 It offers the methods a run loop uses (``num_slots``, ``reset_slot``, ``agent_view``,
-``submit``, ``status``, ``record``, ``end_episode``, ``close``); private attributes of the
-engine are not forwarded.
+``submit``, ``status``, ``record``, ``end_episode``, ``close``) and those generation uses
+(``snapshot``/``restore``: a snapshot carries its slot's vocabulary, so a restored slot speaks
+it); private attributes of the engine are not forwarded.
 """
 
 from __future__ import annotations
@@ -77,6 +78,31 @@ class PublicVocabularyExecutor:
 
     def close(self) -> None:
         self.executor.close()
+
+    # -- snapshots: the slot's vocabulary travels with them -------------------------------------
+    def snapshot(self, slot: int, memory: dict[str, Any] | None = None) -> Any:
+        """The engine's snapshot of ``slot``, carrying the slot's vocabulary."""
+        return replace(self.executor.snapshot(slot, memory), vocabulary=self._vocabularies[slot])
+
+    def restore(self, slot: int, snapshot: Any) -> None:
+        """Restore ``snapshot`` into ``slot``, which then speaks the snapshot's vocabulary."""
+        self._feedback_overrides.pop(slot, None)
+        self.executor.restore(slot, snapshot)
+        self._vocabularies[slot] = snapshot.vocabulary
+
+    def snapshot_to_bytes(self, snapshot: Any, **options: Any) -> bytes:
+        return self.executor.snapshot_to_bytes(snapshot, **options)
+
+    def snapshot_from_bytes(self, blob: bytes, task: Any = None,
+                            vocabulary: RuntimeRandomizer | None = None) -> Any:
+        """A stored snapshot of ``task`` spoken in ``vocabulary`` (neither is in the bytes)."""
+        return replace(self.executor.snapshot_from_bytes(blob, task), vocabulary=vocabulary)
+
+    def stages_for(self, task: Any = None) -> list[Any]:
+        return self.executor.stages_for(task)
+
+    def task_of(self, slot: int) -> Any:
+        return self.executor.task_of(slot)
 
     def __enter__(self) -> PublicVocabularyExecutor:
         return self
