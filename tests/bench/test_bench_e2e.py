@@ -110,8 +110,8 @@ def test_report_cli_and_changed_suite_refused(suite_dir, tmp_path, capsys):
 
 def _stored(db: Path) -> list[tuple[str, int]]:
     with sqlite3.connect(db) as conn:
-        return conn.execute("SELECT run_name, episode FROM episodes WHERE run_name LIKE "
-                            "'bench.kill.%' ORDER BY run_name, episode").fetchall()
+        return conn.execute("SELECT run_name, episode FROM episodes WHERE run_name = "
+                            "'bench.kill' ORDER BY run_name, episode").fetchall()
 
 
 def test_kill_during_bench_run_then_resume_loses_and_duplicates_nothing(suite_dir, tmp_path):

@@ -32,7 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="trace, noisy-trace[:P], openai:MODEL[@BASE_URL] or http://HOST:PORT")
     p.add_argument("--judge", default=None, help="none or openai:MODEL[@BASE_URL] for judged stages")
     p.add_argument("--trials", type=positive_int, default=1, help="trials per item K (1)")
-    p.add_argument("--slots", type=positive_int, default=1, help="trials side by side (1)")
+    p.add_argument("--slots", type=positive_int, default=1,
+                   help="trials side by side in one engine, across items (1)")
+    p.add_argument("--workers", type=positive_int, default=1,
+                   help="worker processes, --slots trials each (1)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of trial 0 (0)")
     p.add_argument("--name", type=run_name, default=None, help="benchmark run name; same name resumes")
     p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
@@ -44,8 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
     p.add_argument("--html", type=Path, default=None, help="write one self-contained HTML page")
     p.add_argument("--json", type=Path, default=None, help="write the metrics as JSON")
-    p.add_argument("--price-per-mtok", type=_price, default=None,
-                   help="price per million agent tokens, for the cost rows")
+    prices = p.add_mutually_exclusive_group()
+    prices.add_argument("--price-per-mtok", type=_price, default=None,
+                        help="price per million agent tokens, for the cost rows")
+    prices.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                        help="price table (YAML/JSON): model -> {input, output} per million tokens")
     p.set_defaults(func=report_command)
     parser.set_defaults(func=lambda args: parser.print_help() or 0)
 
@@ -76,7 +82,7 @@ def run_command(args: Any) -> int:
             console.print(f"[red]{payload['item']}: given up after 3 infrastructure failures")
 
     spec = BenchSpec(args.suite, agent=args.agent, judge=args.judge, trials=args.trials,
-                     slots=args.slots, seed=args.seed, out=args.out, name=args.name,
+                     slots=args.slots, workers=args.workers, seed=args.seed, out=args.out, name=args.name,
                      backend=args.backend)
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
@@ -86,9 +92,11 @@ def run_command(args: Any) -> int:
 
 
 def report_command(args: Any) -> int:
+    from magma_core.bench.prices import read_prices
     from magma_core.bench.report import bench_report, print_report, write_html, write_json
 
-    reports = bench_report(args.out, [args.name, *args.compare], args.price_per_mtok)
+    table = None if args.prices is None else read_prices(args.prices)
+    reports = bench_report(args.out, [args.name, *args.compare], args.price_per_mtok, table)
     print_report(reports)
     if args.html:
         print(f"html: {write_html(reports, args.html)}")
