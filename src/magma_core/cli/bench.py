@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.run import non_negative_int, positive_int, run_name
+from magma_core.cli.video import VIDEO_CHOICES
 
 
 def _price(text: str) -> float:
@@ -40,6 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", type=run_name, default=None, help="benchmark run name; same name resumes")
     p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
+    p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
+                   help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
     p.set_defaults(func=run_command)
     p = bench.add_parser("report", help="metrics of benchmark runs: tables, --html, --json")
     p.add_argument("name", help="benchmark run name")
@@ -82,13 +85,44 @@ def run_command(args: Any) -> int:
             console.print(f"[red]{payload['item']}: given up after 3 infrastructure failures")
 
     spec = BenchSpec(args.suite, agent=args.agent, judge=args.judge, trials=args.trials,
-                     slots=args.slots, workers=args.workers, seed=args.seed, out=args.out, name=args.name,
-                     backend=args.backend)
+                     slots=args.slots, workers=args.workers, seed=args.seed, out=args.out,
+                     name=args.name, backend=args.backend)
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")
+    if args.videos:
+        write_trial_videos(args.out, result.name, args.videos, console)
     print(f"report: magma bench report {result.name} --out {args.out}")
     return 1 if result.given_up else 0
+
+
+def write_trial_videos(out: Path, name: str, which: str, console: Any) -> list[Path]:
+    """An mp4 per stored trial of benchmark run ``name`` (``all``, or ``failures``: those that
+    did not succeed) at ``OUT/videos/bench.NAME/ITEM.tK.mp4``, rendered by ``magma run
+    --videos``' renderer; a trial already rendered is kept."""
+    from magma_core.store.bench_store import bench_run_name, open_bench_store, trial_of
+    from magma_core.view.video import VideoError, default_video_path, write_episode_video
+
+    run = bench_run_name(name)
+    with open_bench_store(out, create=False) as store:
+        config = (store.get_bench(name) or {}).get("config", {})
+        chosen = [s.episode for s in store.episodes(run) if which == "all" or s.status != "success"]
+    items, trials = config.get("items", []), config.get("trials", 1)
+    written = []
+    for episode in chosen:
+        position, k = trial_of(episode, trials)
+        item_id = items[position]["item_id"] if position < len(items) else f"episode-{episode}"
+        path = default_video_path(out, run, episode).with_name(f"{item_id}.t{k}.mp4")
+        if path.exists():
+            continue
+        try:
+            write_episode_video(out, run, episode, path)
+        except (VideoError, OSError) as exc:
+            console.print(f"[yellow]no video for {item_id} trial {k}: {exc}[/yellow]")
+            continue
+        console.print(f"video: {path}")
+        written.append(path)
+    return written
 
 
 def report_command(args: Any) -> int:
