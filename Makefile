@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[dev,docs]'
+	$(BIN)/python -m pip install -q -e '.[ray]' \
+		|| echo "warning: could not install Ray; the --ray tests will be skipped"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -64,7 +66,7 @@ bench-real-model: $(STAMP) $(REAL_STAMP)
 
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium
-	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py
+	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py tests/view/test_bench_gen_pages.py
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -9,6 +9,9 @@ import httpx
 import pytest
 
 from magma_core.store import RunStore
+from magma_core.view.benchmarks import bench_page
+from magma_core.view.catalog import list_items
+from magma_core.view.generations import generation_tree
 from magma_core.view.reader import StoreReader
 
 from .conftest import ViewerServer
@@ -25,7 +28,7 @@ def api(viewer_store):
 
 def test_items_list_every_run_with_counts_from_the_store(api, viewer_store):
     data = api.get("/api/items").json()
-    assert data["kinds"] == [{"kind": "run", "label": "Runs"}]
+    assert data["kinds"][0] == {"kind": "run", "label": "Runs"}
     items = {item["id"]: item for item in data["items"]}
     assert set(items) == {"sorting", "machine", "stuck"}
     with RunStore(viewer_store / "magma.db") as store:
@@ -63,17 +66,20 @@ def test_only_loopback_host_names_are_answered(api):
 def test_the_front_end_is_served(api):
     index = api.get("/")
     assert index.status_code == 200 and '<script type="module" src="/static/app.js">' in index.text
-    for name in ("app.js", "episode.js", "replay.js", "dom.js", "style.css"):
+    for name in ("app.js", "episode.js", "replay.js", "dom.js", "style.css", "bench.js", "charts.js",
+                 "generation.js", "turns.js"):
         assert api.get(f"/static/{name}").status_code == 200
 
 
 def test_reader_never_creates_or_changes_a_store(tmp_path: Path):
     reader = StoreReader(tmp_path)
     assert reader.runs() == [] and reader.stamp() == "empty" and reader.episode("x", 0) is None
+    assert bench_page(reader, "x") is None and generation_tree(reader, "x") is None
+    assert list_items(reader)["items"] == []
     assert not (tmp_path / "magma.db").exists()
     RunStore(tmp_path / "magma.db").close()
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
-        with reader._connect() as conn:
+        with reader.connection() as conn:
             conn.execute("DELETE FROM runs")
 
 

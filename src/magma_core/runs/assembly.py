@@ -148,17 +148,28 @@ def task_skills(target: str, task: BaseTask, names: Sequence[str] | None) -> lis
 
 
 
+_gc_frozen = False
+
+
+def freeze_loaded_objects() -> None:
+    """Once per process: move the objects alive now (the imported libraries, mostly) out of
+    the garbage collector's way (``gc.freeze``). ManiSkill calls ``gc.collect()`` while building
+    a scene, which otherwise walks all of torch and ManiSkill (about 1 s more per engine start,
+    measured), and in a forked worker would copy the parent's pages. Later calls do nothing:
+    freezing again would pin for good whatever earlier runs left for the collector."""
+    global _gc_frozen
+    if not _gc_frozen:
+        _gc_frozen = True
+        gc.freeze()
+
+
 def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
     env_options: dict[str, Any] | None = None, skills: list[type] | None = None,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error.
-
-    The objects alive now (the imported libraries, mostly) are first moved out of the garbage
-    collector's way (``gc.freeze``): ManiSkill calls ``gc.collect()`` while building a scene,
-    which otherwise walks all of torch and ManiSkill (seconds of start-up, and in a forked
-    worker it would copy the parent's pages)."""
-    gc.freeze()
+    The first engine of a process first calls :func:`freeze_loaded_objects`."""
+    freeze_loaded_objects()
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
                         env_options=env_options, skills=skills)
@@ -186,44 +197,16 @@ def run_episodes(
                              spec.env_options, parts.skills)
     if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
         parts.agent.on_notice = lambda line: listener("notice", None, line)
-    if parts.episode_tasks is not None:
-        return _run_procedural(spec, parts, executor, store, listener, episode_source)
+    options: dict[str, Any] = dict(episodes=spec.episodes, seed=spec.seed, limits=spec.limits,
+                                   listener=listener, episode_source=episode_source,
+                                   pacing=spec.pacing)
     try:
-        return RunLoop(
-            parts.task,
-            parts.agent,
-            executor,
-            store,
-            spec.run_name,
-            episodes=spec.episodes,
-            seed=spec.seed,
-            limits=spec.limits,
-            listener=listener,
-            episode_source=episode_source,
-            pacing=spec.pacing,
-        ).run()
+        if parts.episode_tasks is None:
+            loop = RunLoop(parts.task, parts.agent, executor, store, spec.run_name, **options)
+        else:  # per-episode tasks and vocabularies: the engine behind the public-vocabulary seam
+            loop = ProceduralRunLoop(parts.episode_tasks, parts.task, parts.agent,
+                                     PublicVocabularyExecutor(executor), store, spec.run_name,
+                                     **options)
+        return loop.run()
     finally:
         executor.close()
-
-
-def _run_procedural(
-    spec: RunSpec, parts: RunParts, executor: Executor, store: RunStore,
-    listener: Listener | None, episode_source: Iterable[int] | None,
-) -> list[EpisodeSummary]:
-    """``run_episodes`` for per-episode tasks and vocabularies: the engine behind the
-    public-vocabulary seam, each episode given its task and vocabulary as it starts."""
-    assert parts.episode_tasks is not None
-    with PublicVocabularyExecutor(executor) as public:
-        return ProceduralRunLoop(
-            parts.episode_tasks,
-            parts.task,
-            parts.agent,
-            public,
-            store,
-            spec.run_name,
-            episodes=spec.episodes,
-            seed=spec.seed,
-            limits=spec.limits,
-            listener=listener,
-            episode_source=episode_source,
-        ).run()

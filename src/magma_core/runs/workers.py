@@ -22,7 +22,6 @@ message (the pipe is broken), and the parent terminates its workers when it is i
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import signal
@@ -37,7 +36,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from magma_core.runs.assembly import prepare, run_episodes
+from magma_core.runs.assembly import freeze_loaded_objects, prepare, run_episodes
 from magma_core.runs.spec import RunSpec
 from magma_core.store import RunStore
 from magma_core.user_error import UserError
@@ -251,7 +250,7 @@ def run_in_workers(
     """
     method = start_method()
     if method == "fork":
-        gc.freeze()  # the children's collector leaves the parent's objects (and pages) alone
+        freeze_loaded_objects()  # the children's collector leaves the parent's objects (and pages) alone
     context = multiprocessing.get_context(method)
     pending = deque(todo)
     handles: list[WorkerHandle] = []

@@ -8,6 +8,10 @@ Routes (all read-only):
 * ``GET /api/runs/{name}`` — a run, its config and episode summaries.
 * ``GET /api/runs/{name}/episodes/{k}`` — an episode's summary and full record.
 * ``GET /api/runs/{name}/episodes/{k}/world`` — its scene and world states for the replay.
+* ``GET /api/benchmarks/{name}[?compare=OTHER&price_per_mtok=P]`` — a benchmark run's report
+  metrics (see :mod:`.benchmarks`) and its trials.
+* ``GET /api/generations/{name}`` — a generation's trees (see :mod:`.generations`).
+* ``GET /api/generations/{name}/{situation|candidate}/{id}`` — one node in full.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Query
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from magma_core.view.benchmarks import bench_page
 from magma_core.view.catalog import KINDS, list_items
+from magma_core.view.generations import generation_tree, node_detail
 from magma_core.view.reader import StoreReader
 
 STATIC = Path(__file__).parent / "static"
@@ -70,6 +76,30 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         found = reader.world(name, episode)
         if found is None:
             raise HTTPException(404, f"run {name!r} episode {episode} has no recorded world")
+        return found
+
+    @app.get("/api/benchmarks/{name}")
+    def benchmark(name: str, compare: list[str] = Query(default=[]),  # noqa: B008
+                  price_per_mtok: float | None = Query(default=None, ge=0)) -> dict[str, Any]:
+        found = bench_page(reader, name, compare, price_per_mtok)
+        if found is None:
+            raise HTTPException(404, f"no benchmark run named {name!r}")
+        return found
+
+    @app.get("/api/generations/{name}")
+    def generation(name: str) -> dict[str, Any]:
+        found = generation_tree(reader, name)
+        if found is None:
+            raise HTTPException(404, f"no generation named {name!r}")
+        return found
+
+    @app.get("/api/generations/{name}/{kind}/{node}")
+    def generation_node(name: str, kind: str, node: int) -> dict[str, Any]:
+        if kind not in ("situation", "candidate"):
+            raise HTTPException(404, f"unknown node kind {kind!r}: situation or candidate")
+        found = node_detail(reader, name, kind, node)
+        if found is None:
+            raise HTTPException(404, f"generation {name!r} has no {kind} {node}")
         return found
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

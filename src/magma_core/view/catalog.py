@@ -1,7 +1,6 @@
 """The viewer's home list: every stored thing people look at, whatever its kind.
 
-Each kind (runs today; benchmark results and generations when those drivers store them)
-contributes rows through one lister. A row is a plain dict with the same keys for every kind,
+Each kind (runs, benchmark results, generations) contributes rows through one lister. A row is a plain dict with the same keys for every kind,
 so the list page draws all kinds in one table and links each row to its kind's page::
 
     {"kind": "run", "id": "demo", "title": "demo", "subtitle": "sorting.SortAll",
@@ -18,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from magma_core.view.benchmarks import bench_items, bench_run_names
+from magma_core.view.generations import generation_items
 from magma_core.view.reader import StoreReader
 
 
@@ -31,9 +32,13 @@ class ItemKind:
 
 
 def run_items(reader: StoreReader) -> list[dict[str, Any]]:
-    """One list row per stored run."""
+    """One list row per stored run (but the runs holding benchmark trials: their benchmark's
+    row and page show them)."""
     items = []
+    hidden = bench_run_names(reader)
     for run in reader.runs():
+        if run["name"] in hidden:
+            continue
         items.append(
             {
                 "kind": "run",
@@ -45,6 +50,7 @@ def run_items(reader: StoreReader) -> list[dict[str, Any]]:
                 "counts": {
                     "episodes": run["stored"],
                     "planned": run["planned"],
+                    "unit": "episodes",
                     "statuses": run["statuses"],
                     "stages_passed": run["stages_passed"],
                     "stages_total": run["stages_total"],
@@ -58,8 +64,12 @@ def run_items(reader: StoreReader) -> list[dict[str, Any]]:
     return items
 
 
-#: Every kind the list shows, in tab order. Benchmarks and generations join here.
-KINDS: tuple[ItemKind, ...] = (ItemKind("run", "Runs", run_items),)
+#: Every kind the list shows, in tab order.
+KINDS: tuple[ItemKind, ...] = (
+    ItemKind("run", "Runs", run_items),
+    ItemKind("bench", "Benchmarks", bench_items),
+    ItemKind("gen", "Generations", generation_items),
+)
 
 
 def list_items(reader: StoreReader, kind: str | None = None) -> dict[str, Any]:

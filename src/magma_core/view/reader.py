@@ -27,6 +27,14 @@ SUMMARY_COLUMNS = (
 )
 
 
+#: What else changes the stamp, when its table exists: benchmark runs and generations.
+STAMP_QUERIES = (
+    ("bench_runs", "SELECT COUNT(*) FROM bench_runs"),
+    ("generations", "SELECT COUNT(*), MAX(updated_at) FROM generations"),
+    ("gen_candidates", "SELECT COUNT(*) FROM gen_candidates"),
+)
+
+
 class StoreReader:
     """Queries over the store ``folder/magma.db`` (see the module docstring)."""
 
@@ -35,7 +43,9 @@ class StoreReader:
         self.path = self.folder / "magma.db"
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection | None]:
+    def connection(self) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection to the store (rows as ``sqlite3.Row``), or None when there
+        is no store yet; closed on exit."""
         if not self.path.exists():
             yield None
             return
@@ -54,17 +64,22 @@ class StoreReader:
     # -- change detection ----------------------------------------------------------------
     def stamp(self) -> str:
         """A token that changes whenever runs or episodes are written (for live refresh)."""
-        with self._connect() as conn:
+        with self.connection() as conn:
             if conn is None or "runs" not in self._tables(conn):
                 return "empty"
             runs = conn.execute("SELECT COUNT(*), MAX(updated_at) FROM runs").fetchone()
             episodes = conn.execute("SELECT COUNT(*), MAX(finished_at) FROM episodes").fetchone()
-            return f"{runs[0]}:{runs[1]}:{episodes[0]}:{episodes[1]}"
+            stamp = f"{runs[0]}:{runs[1]}:{episodes[0]}:{episodes[1]}"
+            tables = self._tables(conn)
+            for table, query in STAMP_QUERIES:
+                if table in tables:
+                    stamp += ":" + ":".join(map(str, conn.execute(query).fetchone()))
+            return stamp
 
     # -- runs ------------------------------------------------------------------------------
     def runs(self) -> list[dict[str, Any]]:
         """Every run with its counts: episodes stored and planned, statuses, tokens, dates."""
-        with self._connect() as conn:
+        with self.connection() as conn:
             if conn is None or "runs" not in self._tables(conn):
                 return []
             rows = conn.execute(
@@ -111,7 +126,7 @@ class StoreReader:
                 break
         else:
             return None
-        with self._connect() as conn:
+        with self.connection() as conn:
             assert conn is not None
             cols = ", ".join(SUMMARY_COLUMNS)
             episodes = conn.execute(
@@ -121,7 +136,7 @@ class StoreReader:
 
     def episode(self, name: str, episode: int) -> dict[str, Any] | None:
         """One episode: its summary row and full record, or None."""
-        with self._connect() as conn:
+        with self.connection() as conn:
             if conn is None or "episodes" not in self._tables(conn):
                 return None
             cols = ", ".join(SUMMARY_COLUMNS)
@@ -136,7 +151,7 @@ class StoreReader:
 
     def world(self, name: str, episode: int) -> dict[str, Any] | None:
         """The episode's scene and world states, or None when it was stored without them."""
-        with self._connect() as conn:
+        with self.connection() as conn:
             if conn is None or "episode_worlds" not in self._tables(conn):
                 return None
             row = conn.execute(

@@ -2,9 +2,13 @@
 //   #/                                   every stored item (runs; benchmarks, generations later)
 //   #/runs/NAME                          a run and its episodes
 //   #/runs/NAME/episodes/K[/decisions/D] an episode: stages, conversation, replay
+//   #/benchmarks/NAME                    a benchmark run's report and trials
+//   #/generations/NAME[/KIND/ID]         a generation tree; KIND situation|candidate selected
 
 import { h, getJSON, fmtTime, fmtAgo, fmtInt, pill, setCrumbs, statusBar } from "./dom.js";
+import { renderBench } from "./bench.js";
 import { renderEpisode } from "./episode.js";
+import { renderGeneration } from "./generation.js";
 import { renderRun } from "./run.js";
 
 const page = document.getElementById("page");
@@ -12,11 +16,15 @@ const live = { stamp: null, timer: null, current: null };
 
 // Pages by URL: a pattern over the hash's path (":name" captures a part) and the function
 // drawing it into the page. ``live: false`` pages show stored, unchanging things and are not
-// redrawn when the store changes. A new kind of item (benchmark results, generations) adds
-// its pages here and its lister in ``catalog.py``.
+// redrawn when the store changes; ``selection`` names the parameters that pick something on a
+// page already drawn (the page returns a function taking the new parameters). A new kind of
+// item adds its pages here and its lister in ``catalog.py``.
 const ROUTES = [
-  { pattern: "runs/:run/episodes/:episode/decisions/:decision", page: renderEpisode, live: false },
-  { pattern: "runs/:run/episodes/:episode", page: renderEpisode, live: false },
+  { pattern: "runs/:run/episodes/:episode/decisions/:decision", page: renderEpisode, live: false, selection: ["decision"] },
+  { pattern: "runs/:run/episodes/:episode", page: renderEpisode, live: false, selection: ["decision"] },
+  { pattern: "benchmarks/:bench", page: renderBench, live: true },
+  { pattern: "generations/:gen/:nodekind/:node", page: renderGeneration, live: true, selection: ["nodekind", "node"] },
+  { pattern: "generations/:gen", page: renderGeneration, live: true, selection: ["nodekind", "node"] },
   { pattern: "runs/:run", page: renderRun, live: true },
   { pattern: "kind/:kind", page: renderHome, live: true },
   { pattern: "", page: renderHome, live: true },
@@ -29,8 +37,8 @@ function parseRoute() {
     if (names.length !== parts.length) continue;
     const params = {};
     if (names.every((name, i) => (name.startsWith(":") ? (params[name.slice(1)] = parts[i], true) : name === parts[i]))) {
-      for (const key of ["episode", "decision"]) if (key in params) params[key] = Number(params[key]);
-      return { ...route, params: { decision: null, ...params } };
+      for (const key of ["episode", "decision", "node"]) if (key in params) params[key] = Number(params[key]);
+      return { ...route, params: { decision: null, nodekind: null, node: null, ...params } };
     }
   }
   return { pattern: "?", page: notFound, live: false, params: {} };
@@ -63,17 +71,17 @@ async function renderHome(page, route) {
     const shown = rows.filter((it) => !needle || [it.title, it.subtitle, it.agent].join(" ").toLowerCase().includes(needle));
     body.replaceChildren(...shown.map(itemRow));
     if (!shown.length) body.appendChild(h("tr", {}, h("td", { colspan: 9, class: "empty" },
-      rows.length ? "Nothing matches the filter." : "Nothing stored yet. Run `magma run PRESET --out FOLDER`: it shows up here as it goes.")));
+      rows.length ? "Nothing matches the filter." : "Nothing stored yet. Run `magma run PRESET --out FOLDER` (or `magma bench run`, `magma gen`): it shows up here as it goes.")));
   };
   filter.addEventListener("input", draw);
   draw();
   page.replaceChildren(
-    h("h1", {}, "Stored runs"),
+    h("h1", {}, "Stored runs, benchmarks and generations"),
     h("div", { class: "muted" }, "Runs, benchmark results and generations in this store, newest first."),
     h("div", { class: "toolbar" }, tabs, filter),
     h("div", { class: "panel" }, h("table", { class: "grid", "data-testid": "items" },
       h("thead", {}, h("tr", {}, h("th", {}, "kind"), h("th", {}, "name"), h("th", {}, "what"), h("th", {}, "agent"),
-        h("th", {}, "state"), h("th", {}, "episodes"), h("th", { class: "num" }, "stages passed"),
+        h("th", {}, "state"), h("th", {}, "progress"), h("th", { class: "num" }, "stages passed"),
         h("th", { class: "num" }, "tokens"), h("th", {}, "updated"))),
       body)));
 }
@@ -88,9 +96,10 @@ function itemRow(item) {
     h("td", { class: "mono" }, item.subtitle || ""),
     h("td", { class: "mono" }, item.agent || ""),
     h("td", {}, pill(item.state)),
-    h("td", {}, statusBar(statuses, done), `${statuses.success || 0}/${done} ok`,
-      c.planned > done ? h("span", { class: "muted" }, ` (of ${c.planned})`) : null),
-    h("td", { class: "num" }, `${c.stages_passed ?? 0}/${c.stages_total ?? 0}`),
+    h("td", {}, statusBar(statuses, done),
+      item.kind === "gen" ? `${done} candidates, ${statuses.success || 0} successful` : `${statuses.success || 0}/${done} ok`,
+      c.planned > done ? h("span", { class: "muted" }, ` (of ${c.planned}${item.kind === "run" ? "" : ` ${c.unit}`})`) : null),
+    h("td", { class: "num" }, c.stages_total === undefined ? "–" : `${c.stages_passed ?? 0}/${c.stages_total ?? 0}`),
     h("td", { class: "num" }, fmtInt(c.total_tokens)),
     h("td", { title: fmtTime(item.updated_at) }, fmtAgo(item.updated_at)));
 }
@@ -98,11 +107,13 @@ function itemRow(item) {
 // -- routing and live refresh ---------------------------------------------------------------
 async function render(soft = false) {
   const route = parseRoute();
-  const key = JSON.stringify({ pattern: route.page.name, ...route.params, decision: null });
+  const shown = { pattern: route.page.name, ...route.params };
+  for (const name of route.selection || []) shown[name] = null;
+  const key = JSON.stringify(shown);
   const same = live.current && live.current.key === key;
   if (soft && (!route.live || !same)) return;
-  if (!soft && same && live.current.select) {  // another decision of the episode on screen
-    live.current.select(route.params.decision);
+  if (!soft && same && live.current.select) {  // another decision or node of the page on screen
+    live.current.select(route.params);
     return;
   }
   const scrollY = soft ? window.scrollY : 0;
