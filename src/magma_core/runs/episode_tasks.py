@@ -14,6 +14,7 @@ translated into the public vocabulary.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from magma_core.agents.base import Candidate, CandidateAgent
@@ -39,6 +40,14 @@ class EpisodeTasks:
     def is_definition(self) -> bool:
         return isinstance(self.target, TaskDefinition)
 
+    def seed_of(self, base_seed: int, episode: int) -> int:
+        """The seed of episode ``episode`` (``base_seed + episode``; a subclass may differ)."""
+        return base_seed + episode
+
+    def task_of(self, episode: int, seed: int) -> BaseTask:
+        """The task of episode ``episode`` with ``seed`` (by default: :meth:`task` of the seed)."""
+        return self.task(seed)
+
     def task(self, seed: int) -> BaseTask:
         """The episode's task (for a definition: generated with ``seed``, randomised if asked)."""
         if not self.is_definition:
@@ -62,16 +71,18 @@ class EpisodeTasks:
 
 class SlotTraceAgent(CandidateAgent):
     """The trace agent of runs whose episodes differ: each slot replays its own episode's
-    trace (``assign`` it when the episode starts)."""
+    trace (``assign`` it when the episode starts). ``make(trace, seed)`` builds a slot's
+    agent (default: a ``TraceAgent``; e.g. a ``NoisyTraceAgent`` seeded by the episode)."""
 
     agent_id = "magma.trace"
     component = "trace"
 
-    def __init__(self) -> None:
-        self._agents: dict[int, TraceAgent] = {}
+    def __init__(self, make: Callable[[Any, int], CandidateAgent] | None = None) -> None:
+        self._agents: dict[int, CandidateAgent] = {}
+        self._make = make or (lambda trace, seed: TraceAgent(trace))
 
-    def assign(self, slot: int, trace: Any) -> None:
-        self._agents[slot] = TraceAgent(trace)
+    def assign(self, slot: int, trace: Any, seed: int = 0) -> None:
+        self._agents[slot] = self._make(trace, seed)
 
     def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
         agent = self._agents.get(int(agent_input.id))
@@ -93,8 +104,8 @@ class ProceduralRunLoop(RunLoop):
         self.episode_tasks = episode_tasks
 
     def _start(self, slot: int, episode: int, active: dict[int, EpisodeState]) -> None:
-        seed = self.seed + episode
-        task = self.episode_tasks.task(seed)
+        seed = self.episode_tasks.seed_of(self.seed, episode)
+        task = self.episode_tasks.task_of(episode, seed)
         vocabulary = self.episode_tasks.vocabulary(task, seed)
         self.executor.set_vocabulary(slot, vocabulary)
         self.executor.reset_slot(slot, seed, task=task)
@@ -105,7 +116,7 @@ class ProceduralRunLoop(RunLoop):
             trace = task.perfect_trace()
             if trace is not None and vocabulary is not None:
                 trace = vocabulary.to_public_trace(trace)
-            self.agent.assign(slot, trace if trace is not None else [])
+            self.agent.assign(slot, trace if trace is not None else [], seed)
         state = EpisodeState(episode, seed, slot, memory)
         active[slot] = state
         self.listener("start", state, self.executor.agent_view(slot))
