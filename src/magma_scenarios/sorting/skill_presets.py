@@ -52,6 +52,7 @@ class _SkillSorting(BaseTask):
     situation_init = SituationInit({"objects": cube_names(3), "areas": zone_names(3)})
     #: The skills the preset runs with (the engine's default; ``--skills`` overrides).
     skills = (SortAll, ClearZone)
+    randomized_config_path = "randomization.yaml"
 
 
 def _first_cube_stage() -> ObjectsToZones:
