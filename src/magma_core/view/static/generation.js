@@ -43,7 +43,9 @@ export async function renderGeneration(page, route) {
   for (const node of layout.nodes) {
     const key = `${node.kind}:${node.data.id}`;
     const el = node.kind === "situation" ? situationMark(node) : candidateMark(node, view.mode, best);
-    el.addEventListener("click", (e) => { e.stopPropagation(); location.hash = `${base}/${node.kind}/${node.data.id}`; });
+    const open = () => { location.hash = `${base}/${node.kind}/${node.data.id}`; };
+    el.addEventListener("click", (e) => { e.stopPropagation(); open(); });
+    el.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); } });
     nodeEls.set(key, el);
     world.appendChild(el);
   }
