@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[dev,docs]'
+	$(BIN)/python -m pip install -q -e '.[ray]' \
+		|| echo "warning: could not install Ray; the --ray tests will be skipped"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -59,6 +59,8 @@ DEFERRED = {
     ("magma_core.cli", "fastapi"): "only `magma serve-agent` pays for the web server",
     ("magma_core.cli", "uvicorn"): "only `magma serve-agent` pays for the web server",
     ("magma_core.cli", "readline"): "only an interactive `magma test-tools` loads readline",
+    ("magma_core.runs.ray_cluster", "ray"):
+        "Ray is an optional extra (magma[ray]), imported only when a command asks for --ray",
     ("magma_core.protocol.agent", "magma_core.simulation.data_structures"):
         "agent servers speak the protocol without importing torch (engine decisions need it)",
     ("magma_core.scenarios.registry", "magma_core.simulation.tasks"):
@@ -72,7 +74,7 @@ DEFERRED = {
     ("magma_core.simulation.executor.snapshots", "magma_core.simulation.envs"):
         "the simulator is imported only when a stored snapshot of a real SimBatch is loaded",
 }
-CHECKED_THIRD_PARTY = ("fastapi", "uvicorn", "readline", *SIMULATOR)
+CHECKED_THIRD_PARTY = ("fastapi", "uvicorn", "readline", "ray", *SIMULATOR)
 
 
 def layer_of(module: str) -> int | None:
@@ -182,6 +184,12 @@ def test_no_two_packages_import_each_other():
                 edges.add((here, there))
     mutual = sorted((a, b) for a, b in edges if (b, a) in edges and a < b)
     assert mutual == []
+
+
+def test_ray_an_optional_extra_is_imported_in_one_module_only():
+    importers = {name for name, path in modules()
+                 for imported, _ in imports(path.read_text()) if imported.split(".")[0] == "ray"}
+    assert importers == {"magma_core.runs.ray_cluster"}
 
 
 def test_every_listed_deferral_is_still_used():

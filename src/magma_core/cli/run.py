@@ -16,6 +16,7 @@ from magma_core.cli.display import (
     totals_line,
     wrap_clauses,
 )
+from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.video import VIDEO_CHOICES, render_run_videos
 from magma_core.text_safety import safe_text
 from magma_core.user_error import UserError
@@ -90,7 +91,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--episodes", type=positive_int, default=1, help="episodes to run (1)")
     parser.add_argument("--slots", type=positive_int, default=1, help="episodes side by side (1)")
     parser.add_argument(
-        "--workers", type=positive_int, default=1, help="worker processes, K slots each (1)"
+        "--workers", type=positive_int, default=None,
+        help="worker processes (with --ray: engine actors), K slots each (1)",
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of episode 0 (0)")
     parser.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
@@ -130,6 +132,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "wait for the slowest answer (for comparison)",
     )
     add_skills_option(parser)
+    add_ray_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -155,7 +158,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         judge=args.judge,
         episodes=args.episodes,
         slots=args.slots,
-        workers=args.workers,
+        workers=args.workers or 1,
         seed=args.seed,
         out=args.out,
         name=args.name,
@@ -167,6 +170,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
                       lockstep=args.schedule == "lockstep"),
         agent_timeout=args.agent_timeout,
         skills=tuple(args.skills) if args.skills else None,
+        ray=ray_cluster_from(args, actors=args.workers),
     )
 
 

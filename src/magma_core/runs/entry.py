@@ -22,6 +22,7 @@ from typing import Any
 
 from magma_core.runs.assembly import RunParts, prepare, run_episodes
 from magma_core.runs.loop import AgentOutage, Listener
+from magma_core.runs.ray_driver import run_on_ray
 from magma_core.runs.spec import RunResult, RunSpec, check_resume
 from magma_core.runs.workers import WorkerJob, run_in_workers
 from magma_core.store import EpisodeSummary, RunStore, open_store
@@ -63,7 +64,10 @@ def run(spec: RunSpec, listener: Listener | None = None) -> RunResult:
             todo = store.pending_episodes(name, spec.episodes)
             listener("begin", None, RunPlan(name, todo, stored))
             failures: list[str] = []
-            if todo and min(spec.workers, len(todo)) == 1:
+            if todo and spec.ray is not None:
+                parts.close()  # built to check the spec; each Ray actor builds its own
+                failures = run_on_ray(spec, store, todo, listener)
+            elif todo and min(spec.workers, len(todo)) == 1:
                 failures = _run_here(spec, parts, store, len(todo), listener)
             elif todo:
                 parts.close()  # built to check the spec; each worker builds its own

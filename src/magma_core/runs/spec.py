@@ -14,6 +14,7 @@ from typing import Any
 from magma_core.agents.chat_options import ChatOptions
 from magma_core.runs.loop import LoopLimits
 from magma_core.runs.pipeline import Pacing
+from magma_core.runs.ray_cluster import RayCluster
 from magma_core.store import EpisodeSummary
 from magma_core.user_error import UserError
 
@@ -44,7 +45,8 @@ class RunSpec:
     side in one engine, in each of ``workers`` processes. The run is stored in
     ``out/magma.db`` under ``name`` (default: the target); the same name resumes it. ``skills``:
     skill names of the scenario's manifest (``("all",)``: every one); None: the preset's own
-    ``skills`` (skill classes) if it has them, else plain tools.
+    ``skills`` (skill classes) if it has them, else plain tools. ``ray``: run on that Ray
+    cluster instead, in its engine actors of ``slots`` slots each (``workers`` is then unused).
     """
 
     target: str
@@ -64,6 +66,7 @@ class RunSpec:
     agent_options: dict[str, Any] = field(default_factory=dict)
     pacing: Pacing = field(default_factory=Pacing)
     agent_timeout: float | None = None
+    ray: RayCluster | None = None
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
