@@ -244,6 +244,9 @@ def test_generation_page_draws_the_tree_and_details_any_node(page, viewer, store
     # a deep link opens the page with the node selected
     page.goto(viewer.url + f"/#/generations/g/candidate/{best.id}")
     expect(page.get_by_test_id("detail-title")).to_have_text(f"Candidate {best.id}")
+    page.locator(".crumbs a").first.evaluate("() => { location.hash = '#/generations/g'; }")
+    expect(page.get_by_test_id("detail-title")).to_have_count(0)  # nothing selected: the hint
+    expect(tree.locator(".node.selected")).to_have_count(0)
 
 
 def test_each_decision_shows_its_exact_model_request_and_raw_reply(page, viewer, store_folder):
