@@ -71,6 +71,15 @@ def bench_run_names(reader: StoreReader) -> set[str]:
             for b in bench_runs(reader) for item in b["config"].get("items", [])}
 
 
+def bench_of_run(reader: StoreReader, run_name: str) -> dict[str, str] | None:
+    """``{"bench", "item"}`` when ``run_name`` holds the trials of a benchmark run's item."""
+    for bench in bench_runs(reader):
+        for item in bench["config"].get("items", []):
+            if item_run_name(bench["name"], item["item_id"]) == run_name:
+                return {"bench": bench["name"], "item": item["item_id"]}
+    return None
+
+
 def bench_items(reader: StoreReader) -> list[dict[str, Any]]:
     """One home-list row per benchmark run, counted over its items' trials."""
     runs = {r["name"]: r for r in reader.runs()}

@@ -111,3 +111,11 @@ export function statusBar(statuses, total) {
   return bar;
 }
 
+
+// The crumbs leading to a run: through its benchmark run when it holds an item's trials.
+export function runCrumbs(run, name, href) {
+  const bench = run && run.benchmark;
+  if (!bench) return [["all items", "#/"], [name, href]];
+  return [["all items", "#/"], ["benchmarks", "#/kind/bench"],
+    [bench.bench, `#/benchmarks/${encodeURIComponent(bench.bench)}`], [`item ${bench.item}`, href]];
+}
