@@ -111,3 +111,16 @@ def test_a_resumed_run_keeps_its_seed_and_runs_only_what_is_missing(tmp_path):
     assert [s.episode for s in second.summaries] == [0, 1]
     with pytest.raises(UserError, match="--seed"):
         run(RunSpec(PRESET, episodes=2, seed=5, out=tmp_path, name="r"))
+
+
+def test_runs_in_one_process_freeze_the_collector_once(tmp_path):
+    """The first engine freezes what the imports left (ManiSkill's ``gc.collect`` then skips
+    it); later runs freeze nothing more, so what they leave stays collectable."""
+    import gc
+
+    run(RunSpec(PRESET, episodes=1, out=tmp_path, name="first"))
+    frozen = gc.get_freeze_count()
+    assert frozen > 10_000  # torch, ManiSkill and the rest of the imports
+    for name in ("second", "third"):
+        run(RunSpec(PRESET, episodes=1, out=tmp_path, name=name))
+        assert gc.get_freeze_count() == frozen

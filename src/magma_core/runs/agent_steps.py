@@ -3,15 +3,13 @@ model exchanges (request and raw reply), read from the internal steps of the age
 
 Stored per decision in the episode record (``record["agent"]["per_decision"]``, the n-th
 entry for step n-1), shown by ``magma runs show --episode K --step N`` and exported with each
-step row. The time a batched request took is shared among the slots it served (in proportion
-to each one's own model time), so per-episode agent waits add up to the time really waited.
+step row. A decision's ``latency_s`` is the time its slot waited for the answer, from the
+first time the input was asked (resent attempts included).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from magma_core.protocol.agent import AgentResponse
 
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 #: what a model exchange keeps from an agent's internal step
@@ -43,27 +41,6 @@ def exchange_of(internal_steps: list[dict[str, Any]]) -> dict[str, Any]:
             out["model_calls"].append({k: step[k] for k in EXCHANGE_KEYS if k in step})
     out["model_s"] = round(out["model_s"], 6)
     return out
-
-
-def exchanges_by_slot(response: AgentResponse) -> dict[int, dict[str, Any]]:
-    """:func:`exchange_of` for each input's first candidate."""
-    out: dict[int, dict[str, Any]] = {}
-    for output in response.root if hasattr(response, "root") else response:
-        if output.source_id not in out:
-            out[output.source_id] = exchange_of(output.internal_steps)
-    return out
-
-
-def share_wait(waited: float, model_s: dict[int, float], slots: list[int]) -> dict[int, float]:
-    """``waited`` seconds shared among ``slots``: in proportion to each slot's own model time
-    when there is any, else evenly. The shares add up to ``waited``."""
-    if not slots:
-        return {}
-    own = {slot: max(0.0, model_s.get(slot, 0.0)) for slot in slots}
-    total = sum(own.values())
-    if total <= 0:
-        return {slot: waited / len(slots) for slot in slots}
-    return {slot: waited * own[slot] / total for slot in slots}
 
 
 def merge_exchanges(carried: list[dict[str, Any]], current: dict[str, Any]) -> dict[str, Any]:

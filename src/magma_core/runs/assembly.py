@@ -40,15 +40,16 @@ def load_task(target: str) -> BaseTask:
         raise UserError(f"preset {target} is not a valid task: {exc}") from None
 
 
-def load_episode_tasks(spec: RunSpec) -> EpisodeTasks | None:
+def load_episode_tasks(spec: RunSpec, skills: list[type] | None = None) -> EpisodeTasks | None:
     """What each episode runs when it is not one fixed task in canonical names (the target is
-    a definition, or the run is randomised); None for a plain preset run."""
+    a definition, or the run is randomised; ``skills``: the run's own, see
+    :func:`task_skills`); None for a plain preset run."""
     target_cls = load_target(spec.target)
     if not issubclass(target_cls, TaskDefinition) and not spec.randomized:
         return None
     try:
         target = target_cls()
-        return EpisodeTasks(target, randomized=spec.randomized)
+        return EpisodeTasks(target, randomized=spec.randomized, skills=skills)
     except (TypeError, ValueError) as exc:
         raise UserError(f"{spec.target}: {exc}") from None
 
@@ -119,7 +120,8 @@ class RunParts:
 def prepare(spec: RunSpec) -> RunParts:
     """Build and check the run's task, judge and agent: the task is valid, has the judge it
     needs, and the agent is usable (``http``/``openai``: ``agent.check()``)."""
-    episode_tasks = load_episode_tasks(spec)
+    skills = task_skills(spec.target, spec.skills)
+    episode_tasks = load_episode_tasks(spec, skills)
     if episode_tasks is None:
         task = load_task(spec.target)
     else:
@@ -136,16 +138,30 @@ def prepare(spec: RunSpec) -> RunParts:
     else:
         agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options,
                                 timeout=spec.agent_timeout)
-    skills = task_skills(spec.target, task, spec.skills)
     return RunParts(task, agent, judge, getattr(agent, "check_warning", None), skills,
                     episode_tasks=episode_tasks)
 
 
-def task_skills(target: str, task: BaseTask, names: Sequence[str] | None) -> list[type] | None:
+def task_skills(target: str, names: Sequence[str] | None) -> list[type] | None:
     """The skill classes ``names`` of the scenario (``["all"]``: every one); None when no
     names are given: the engine then uses the preset's own ``skills``, if any."""
     return None if names is None else load_skills(target, list(names))
 
+
+
+_gc_frozen = False
+
+
+def freeze_loaded_objects() -> None:
+    """Once per process: move the objects alive now (the imported libraries, mostly) out of
+    the garbage collector's way (``gc.freeze``). ManiSkill calls ``gc.collect()`` while building
+    a scene, which otherwise walks all of torch and ManiSkill (about 1 s more per engine start,
+    measured), and in a forked worker would copy the parent's pages. Later calls do nothing:
+    freezing again would pin for good whatever earlier runs left for the collector."""
+    global _gc_frozen
+    if not _gc_frozen:
+        _gc_frozen = True
+        gc.freeze()
 
 
 def open_executor(
@@ -153,12 +169,8 @@ def open_executor(
     env_options: dict[str, Any] | None = None, skills: list[type] | None = None,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error.
-
-    The objects alive now (the imported libraries, mostly) are first moved out of the garbage
-    collector's way (``gc.freeze``): ManiSkill calls ``gc.collect()`` while building a scene,
-    which otherwise walks all of torch and ManiSkill (seconds of start-up, and in a forked
-    worker it would copy the parent's pages)."""
-    gc.freeze()
+    The first engine of a process first calls :func:`freeze_loaded_objects`."""
+    freeze_loaded_objects()
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
                         env_options=env_options, skills=skills)
@@ -186,44 +198,16 @@ def run_episodes(
                              spec.env_options, parts.skills)
     if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
         parts.agent.on_notice = lambda line: listener("notice", None, line)
-    if parts.episode_tasks is not None:
-        return _run_procedural(spec, parts, executor, store, listener, episode_source)
+    options: dict[str, Any] = dict(episodes=spec.episodes, seed=spec.seed, limits=spec.limits,
+                                   listener=listener, episode_source=episode_source,
+                                   pacing=spec.pacing)
     try:
-        return RunLoop(
-            parts.task,
-            parts.agent,
-            executor,
-            store,
-            spec.run_name,
-            episodes=spec.episodes,
-            seed=spec.seed,
-            limits=spec.limits,
-            listener=listener,
-            episode_source=episode_source,
-            pacing=spec.pacing,
-        ).run()
+        if parts.episode_tasks is None:
+            loop = RunLoop(parts.task, parts.agent, executor, store, spec.run_name, **options)
+        else:  # per-episode tasks and vocabularies: the engine behind the public-vocabulary seam
+            loop = ProceduralRunLoop(parts.episode_tasks, parts.task, parts.agent,
+                                     PublicVocabularyExecutor(executor), store, spec.run_name,
+                                     **options)
+        return loop.run()
     finally:
         executor.close()
-
-
-def _run_procedural(
-    spec: RunSpec, parts: RunParts, executor: Executor, store: RunStore,
-    listener: Listener | None, episode_source: Iterable[int] | None,
-) -> list[EpisodeSummary]:
-    """``run_episodes`` for per-episode tasks and vocabularies: the engine behind the
-    public-vocabulary seam, each episode given its task and vocabulary as it starts."""
-    assert parts.episode_tasks is not None
-    with PublicVocabularyExecutor(executor) as public:
-        return ProceduralRunLoop(
-            parts.episode_tasks,
-            parts.task,
-            parts.agent,
-            public,
-            store,
-            spec.run_name,
-            episodes=spec.episodes,
-            seed=spec.seed,
-            limits=spec.limits,
-            listener=listener,
-            episode_source=episode_source,
-        ).run()

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from magma_core.agents.base import Agent, usage_of
+from magma_core.agents.base import Agent
 from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput
 from magma_core.runs.agent_steps import exchange_of, merge_exchanges
 from magma_core.runs.pipeline import AgentOutage, Pacing, SlotAnswer, SlotPipeline
@@ -113,12 +113,6 @@ def decision_of(outputs: list[AgentOutput]) -> tuple[Any, dict | None]:
     code = safe_text(error.code) if error else "agent_error"
     message = safe_text(error.message) if error else "the agent returned no decision"
     return DecisionError(code, message), memory
-
-
-def usage_counts(output: AgentOutput) -> dict[str, Any]:
-    """Token counts and model calls recorded in one output's internal steps."""
-    totals = usage_of(output)
-    return {k: totals[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens", "calls")}
 
 
 class RunLoop:

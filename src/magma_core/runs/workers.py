@@ -22,7 +22,6 @@ message (the pipe is broken), and the parent terminates its workers when it is i
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import signal
@@ -37,7 +36,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from magma_core.runs.assembly import prepare, run_episodes
+from magma_core.runs.assembly import freeze_loaded_objects, prepare, run_episodes
 from magma_core.runs.spec import RunSpec
 from magma_core.store import RunStore
 from magma_core.user_error import UserError
@@ -125,8 +124,10 @@ def event_sender(conn: Connection, first_slot: int) -> Listener:
     return send
 
 
-def worker_main(job: WorkerJob, index: int, conn: Connection) -> None:
-    """A worker process: run episodes handed out by the parent until none are left.
+def worker_main(job: WorkerJob, index: int, conn: Connection,
+                run: Callable[[Any, int, Connection], None] | None = None) -> None:
+    """A worker process: run episodes handed out by the parent until none are left
+    (``run(job, index, conn)``, default: a ``magma run`` job's episodes).
 
     Ctrl-C reaches the whole process group; workers ignore it and leave stopping to the
     parent. Any failure goes to the parent as one line, and the exit status is 1.
@@ -134,7 +135,7 @@ def worker_main(job: WorkerJob, index: int, conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_intra_op_thread()
     try:
-        _run_episodes(job, index, conn)
+        (run or _run_episodes)(job, index, conn)
         conn.send(("done",))
     except PARENT_GONE:
         sys.exit(1)
@@ -249,7 +250,7 @@ def run_in_workers(
     """
     method = start_method()
     if method == "fork":
-        gc.freeze()  # the children's collector leaves the parent's objects (and pages) alone
+        freeze_loaded_objects()  # the children's collector leaves the parent's objects (and pages) alone
     context = multiprocessing.get_context(method)
     pending = deque(todo)
     handles: list[WorkerHandle] = []
