@@ -6,7 +6,7 @@ Routes (all read-only):
 * ``GET /api/stamp`` — a token that changes when the store does (the page polls it).
 * ``GET /api/items[?kind=run]`` — the home list, every kind (see :mod:`.catalog`).
 * ``GET /api/runs/{name}`` — a run, its config and episode summaries (and ``benchmark``:
-  the benchmark run and item whose trials it holds, or null).
+  the benchmark run whose trials it holds, or null).
 * ``GET /api/runs/{name}/episodes/{k}`` — an episode's summary and full record.
 * ``GET /api/runs/{name}/episodes/{k}/world`` — its scene and world states for the replay.
 * ``GET /api/benchmarks/{name}[?compare=OTHER&price_per_mtok=P]`` — a benchmark run's report

@@ -82,12 +82,15 @@ def bench_run_names(reader: StoreReader) -> set[str]:
     return {bench_run_name(b["name"]) for b in bench_runs(reader)}
 
 
-def bench_of_run(reader: StoreReader, run_name: str) -> dict[str, str] | None:
-    """``{"bench", "item"}`` when ``run_name`` holds the trials of a benchmark run's item."""
+def bench_of_run(reader: StoreReader, run_name: str) -> dict[str, Any] | None:
+    """``{"bench", "trials", "items"}`` (trials per item, item ids in episode order) when
+    ``run_name`` holds a benchmark run's trials: episode ``i * trials + k`` is trial ``k`` of
+    ``items[i]``."""
     for bench in bench_runs(reader):
-        for item in bench["config"].get("items", []):
-            if item_run_name(bench["name"], item["item_id"]) == run_name:
-                return {"bench": bench["name"], "item": item["item_id"]}
+        if bench_run_name(bench["name"]) == run_name:
+            config = bench["config"]
+            return {"bench": bench["name"], "trials": int(config.get("trials") or 1),
+                    "items": [item["item_id"] for item in config.get("items", [])]}
     return None
 
 
