@@ -6,11 +6,15 @@ episode, frozen, so that a situation can be resumed in any slot of an executor o
 slot's new ``SlotState``). Restoring a snapshot and
 submitting the same decision gives the same outcome: the same step outcome, stage, counters,
 logs, attributes and RNG, exactly. The world state is restored bit for bit, and a replay after
-a restore is bit for bit the same as another after the same slot history; across slots with
-different histories it agrees to within PhysX's contact caches, which no simulator state
-exposes (millimetres on a placed cube; enhanced determinism, PCM off, clearing contacts by
-moving every body away and stepping, and resetting controllers were tried and do not remove
-it).
+a restore is bit for bit the same as another after the same slot history; after different
+histories (another slot, or the same slot after other episodes) it agrees only to within
+PhysX's internal solver and contact state, which no simulator state exposes (up to ~3 mm on a
+placed cube). Tried and measured without removing it: enhanced determinism, PCM off, both;
+no sleeping (``sleep_threshold=0``); the PGS solver; zeroing the articulations' ``qacc`` and
+``qf``, setting drive targets and controllers to the restored joints (the same divergence to
+the micrometre, so not articulation state); moving every actor and articulation 50 m apart
+and stepping once or twice before restoring (clears every contact pair; still diverges).
+Enhanced determinism and PGS made it worse (up to 8 mm and 24 mm).
 
 Cheap in memory: the world state is one row of tensors; episode data that never changes once
 written (step records, logs) is shared between snapshots, not copied; what the engine edits
