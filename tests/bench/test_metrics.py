@@ -6,7 +6,9 @@ import random
 import pytest
 
 from magma_core.bench.metrics import Trial, compute
+from magma_core.bench.prices import Price
 from magma_core.bench.stats import pass_hat_k, two_proportion_p, wilson
+from magma_core.bench.taxonomy import idle_decisions, terminal_status
 
 
 def _facts(item_id, condition, control=None, bucket="short", lags=()):
@@ -75,3 +77,36 @@ def test_pass_hat_k_matches_its_definition():
 def test_two_proportion_p():
     assert two_proportion_p((10, 10), (0, 10)) < 0.001
     assert two_proportion_p((5, 10), (5, 10)) == pytest.approx(1.0)
+
+
+def test_price_table_cost_hand_computed():
+    a = {"item_id": "A.clean", "condition": "clean", "control": None, "track": "in_domain",
+         "length_bucket": "short", "lags": [], "stages": 3}
+    trials = [Trial(a, 0, "success", 3, 3, tokens=1500, prompt_tokens=1000, completion_tokens=500),
+              Trial(a, 1, "budget_exceeded", 1, 3, tokens=600, prompt_tokens=0, completion_tokens=0)]
+    m = compute(trials, 2, price=Price(3.0, 15.0, "m"))
+    # 1000 prompt x 3 + 500 completion x 15, and 600 unsplit tokens at the input price
+    assert m["usage"]["cost"] == pytest.approx((1000 * 3 + 500 * 15 + 600 * 3) / 1e6)
+    assert m["usage"]["cost_per_success"] == pytest.approx(0.0123)
+    assert (m["usage"]["prompt_tokens"], m["usage"]["completion_tokens"]) == (1000, 500)
+    assert m["usage"]["price_per_mtok"] is None and m["usage"]["price_model"] == "m"
+
+
+def _record(*decisions, text_only=False):
+    return {"stages": [{"text_only": text_only}],
+            "steps": [{"stage_index": 0, "decision": d} for d in decisions]}
+
+
+def test_no_action_statuses_from_the_idle_decisions():
+    call = {"say": "", "tool_calls": [{"name": "pick"}]}
+    say = {"say": "I put the cube in zone A.", "tool_calls": []}
+    bad = {"say": "", "tool_calls": [], "error": "bad_arguments", "raw": "..."}
+    empty = {"say": "  ", "tool_calls": []}
+    assert terminal_status("no_action", _record(call, say, say, say)) == "textual_hallucination"
+    assert terminal_status("no_action", _record(call, bad, say, bad)) == "textual_hallucination"
+    assert terminal_status("no_action", _record(say, call, bad, bad, empty)) == "invalid_format"
+    assert idle_decisions(_record(say, call, bad, bad)) == [bad, bad]
+    assert terminal_status("no_action", _record(say, text_only=True)) == "non_physical_exceeded"
+    assert terminal_status("no_action") == "non_physical_exceeded"
+    assert terminal_status("failed", _record(say)) == "non_requested_action"
+    assert terminal_status("something new") == "env_failure"

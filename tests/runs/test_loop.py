@@ -244,7 +244,9 @@ def test_the_idle_count_restarts_after_a_tool_call(pick_place, tmp_path):
 
 def test_each_episode_waits_only_for_its_own_requests(pick_place, tmp_path):
     """Two episodes side by side, each slot asking on its own: an episode's agent wait is the
-    time its own requests took (slot 0's model is 3 times slower), not the other slot's."""
+    time its own requests took (slot 0's model is 10 times slower), not the other slot's.
+    Scheduling adds to every measured wait on a loaded machine, so the bounds are one-sided
+    where overhead can only add, and the gap between the slots is wide."""
     import threading
     import time
 
@@ -259,7 +261,7 @@ def test_each_episode_waits_only_for_its_own_requests(pick_place, tmp_path):
         def respond(self, request):
             start = time.perf_counter()
             slots = [i.id for i in request.inputs]
-            time.sleep(0.15 if slots == [0] else 0.05)
+            time.sleep(0.2 if slots == [0] else 0.02)
             response = trace.respond(request)
             with lock:
                 for slot in slots:
@@ -269,8 +271,9 @@ def test_each_episode_waits_only_for_its_own_requests(pick_place, tmp_path):
     store, summaries = _run(task, executor, Slow(), tmp_path, episodes=2)
     assert [s.status for s in summaries] == ["success", "success"]
     by_slot = {s.episode: s.agent_latency_s for s in summaries}  # episode k ran in slot k
-    assert by_slot[0] == pytest.approx(waited[0], rel=0.1, abs=0.05)
-    assert by_slot[1] == pytest.approx(waited[1], rel=0.1, abs=0.05)
+    assert by_slot[0] >= 0.95 * waited[0]  # its own requests, at least
+    assert by_slot[1] >= 0.95 * waited[1]
+    assert by_slot[1] < 0.5 * waited[0]  # never charged with slot 0's slow requests
     assert by_slot[0] > 2 * by_slot[1]
 
 

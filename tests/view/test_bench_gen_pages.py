@@ -19,7 +19,7 @@ from magma_core.bench.report import bench_report, significant_differences
 from magma_core.bench.suite import load_suite
 from magma_core.gen import scores as sc
 from magma_core.store import RunStore
-from magma_core.store.bench_store import item_run_name
+from magma_core.store.bench_store import bench_run_name
 from magma_core.store.generation_store import GenerationStore
 
 from .conftest import ViewerServer
@@ -107,9 +107,9 @@ def test_benchmark_metrics_are_the_reports(api, store_folder):
     assert page["others"] == ["noisy"] and page["planned"] == 10
     with RunStore(store_folder / "magma.db") as store:
         for trial in page["trials"]:
-            summary = store.episodes(item_run_name("trace", trial["item_id"]))[trial["trial"]]
-            assert trial["episode_status"] == summary.status and trial["run"] == item_run_name("trace", trial["item_id"])
-            assert trial["href"] == f"#/runs/{trial['run']}/episodes/{trial['trial']}"
+            summary = store.episodes(bench_run_name("trace"))[trial["episode"]]
+            assert trial["episode_status"] == summary.status and trial["run"] == bench_run_name("trace")
+            assert trial["href"] == f"#/runs/{trial['run']}/episodes/{trial['episode']}"
     assert api.get("/api/benchmarks/nope").status_code == 404
     assert api.get("/api/benchmarks/trace", params={"price_per_mtok": -1}).status_code == 422
 
@@ -179,11 +179,12 @@ def test_benchmark_page_shows_the_report_and_links_trials_to_episodes(page, view
     # the filter outlives the redraw; a trial opens its episode: the stored record
     expect(rows).to_have_count(2)
     page.locator("[data-testid=trials] tbody tr[data-item]").first.get_by_test_id("trial-link").click()
-    combined = next(i["item_id"] for i in load_suite(store_folder / "suite").items if i["condition"] == "combined")
-    run = item_run_name("noisy", combined)
-    expect(page).to_have_url(re.compile(re.escape(f"#/runs/{run}/episodes/0") + "$"))
+    items = load_suite(store_folder / "suite").items
+    combined = next(p for p, i in enumerate(items) if i["condition"] == "combined")
+    run, episode = bench_run_name("noisy"), combined * 2  # trial 0 of the combined item (2 trials)
+    expect(page).to_have_url(re.compile(re.escape(f"#/runs/{run}/episodes/{episode}") + "$"))
     with RunStore(store_folder / "magma.db") as store:
-        record = store.episode_record(run, 0)
+        record = store.episode_record(run, episode)
     expect(page.get_by_test_id("turn")).to_have_count(len(record["steps"]))
     expect(page.get_by_test_id("failure")).to_contain_text(record["status"])
 

@@ -8,7 +8,9 @@ function of them (tested against hand-computed values). Every rate is
   (same item skeleton, same trial index) succeeded, the fraction that succeeded;
 - progression: mean fraction of stages passed;
 - pass^k (k = 1..K): τ²-bench's unbiased estimator over items;
-- mission-update retention by lag: success of trials with a mission update, by its lag.
+- mission-update retention by lag: success of trials with a mission update, by its lag;
+- cost: prompt and completion tokens at a model's prices (:class:`~magma_core.bench.prices.Price`),
+  or all tokens at one ``price_per_mtok``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from magma_core.bench.conditions import CLEAN, CONDITIONS
+from magma_core.bench.prices import Price
 from magma_core.bench.stats import pass_hat_k, rate
-from magma_core.bench.taxonomy import INFRASTRUCTURE_FAILURE, TAXONOMY, terminal_status
-from magma_core.store.bench_store import BenchStore, item_run_name
+from magma_core.bench.taxonomy import INFRASTRUCTURE_FAILURE, NO_ACTION, TAXONOMY, terminal_status
+from magma_core.store.bench_store import BenchStore, bench_run_name, trial_of
 from magma_core.user_error import UserError
 
 
@@ -35,6 +38,8 @@ class Trial:
     stages_total: int = 0
     tokens: int = 0
     latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     @property
     def success(self) -> bool:
@@ -50,15 +55,20 @@ def collect(store: BenchStore, name: str) -> tuple[list[Trial], dict[str, Any]]:
         raise UserError(f"no benchmark run {name!r} in {store.path} (known: {known})")
     config = bench["config"]
     failures = store.failures(name)
+    per_item = config["trials"]
+    run = bench_run_name(name)
+    stored = {trial_of(s.episode, per_item): s for s in store.episodes(run)}
+    split = store.token_split(run)
     trials: list[Trial] = []
-    for facts in config["items"]:
-        stored = {s.episode: s for s in store.episodes(item_run_name(name, facts["item_id"]))
-                  if s.episode < config["trials"]}
-        for k in range(config["trials"]):
-            s = stored.get(k)
+    for position, facts in enumerate(config["items"]):
+        for k in range(per_item):
+            s = stored.get((position, k))
             if s is not None:
-                trials.append(Trial(facts, k, terminal_status(s.status), s.stages_passed,
-                                    s.stages_total, s.total_tokens, s.agent_latency_s))
+                record = store.episode_record(run, s.episode) if s.status == NO_ACTION else None
+                prompt, completion = split.get(s.episode, (0, 0))
+                trials.append(Trial(facts, k, terminal_status(s.status, record), s.stages_passed,
+                                    s.stages_total, s.total_tokens, s.agent_latency_s,
+                                    prompt, completion))
             elif failures.get(facts["item_id"], 0) >= 3:
                 trials.append(Trial(facts, k, INFRASTRUCTURE_FAILURE, 0, facts["stages"]))
     return trials, config
@@ -75,9 +85,10 @@ def _grouped(trials: list[Trial], key: str) -> dict[str, dict[str, Any]]:
     return {k: _rate_of(v) for k, v in sorted(groups.items())}
 
 
-def compute(trials: list[Trial], trials_per_item: int,
-            price_per_mtok: float | None = None) -> dict[str, Any]:
-    """Every metric of the report (see the module docstring) as a JSON-compatible dict."""
+def compute(trials: list[Trial], trials_per_item: int, price_per_mtok: float | None = None,
+            price: Price | None = None) -> dict[str, Any]:
+    """Every metric of the report (see the module docstring) as a JSON-compatible dict;
+    ``price`` (the model's prompt/completion prices) wins over ``price_per_mtok``."""
     by_condition = {c: [t for t in trials if t.item["condition"] == c] for c in CONDITIONS}
     by_condition = {c: v for c, v in by_condition.items() if v}
     outcome = {(t.item["item_id"], t.trial): t.success for t in trials}
@@ -104,7 +115,13 @@ def compute(trials: list[Trial], trials_per_item: int,
     successes = sum(t.success for t in trials)
     tokens = sum(t.tokens for t in trials)
     latency = sum(t.latency_s for t in trials)
-    cost = None if price_per_mtok is None else tokens * price_per_mtok / 1e6
+    prompt = sum(t.prompt_tokens for t in trials)
+    completion = sum(t.completion_tokens for t in trials)
+    if price is not None:
+        unsplit = sum(max(0, t.tokens - t.prompt_tokens - t.completion_tokens) for t in trials)
+        cost: float | None = price.cost(prompt, completion, unsplit)
+    else:
+        cost = None if price_per_mtok is None else tokens * price_per_mtok / 1e6
     return {
         "trials": len(trials),
         "items": len(per_item),
@@ -125,11 +142,16 @@ def compute(trials: list[Trial], trials_per_item: int,
         "pass_k_by_condition": pass_k_by_condition,
         "usage": {
             "tokens": tokens,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
             "tokens_per_episode": tokens / len(trials) if trials else None,
             "tokens_per_success": tokens / successes if successes else None,
             "agent_latency_s_per_episode": latency / len(trials) if trials else None,
             "agent_latency_s_per_success": latency / successes if successes else None,
-            "price_per_mtok": price_per_mtok,
+            "price_per_mtok": None if price is not None else price_per_mtok,
+            "price_model": None if price is None else price.model,
+            "price_input_per_mtok": None if price is None else price.input,
+            "price_output_per_mtok": None if price is None else price.output,
             "cost": cost,
             "cost_per_episode": None if cost is None or not trials else cost / len(trials),
             "cost_per_success": None if cost is None or not successes else cost / successes,

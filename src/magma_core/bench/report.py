@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from magma_core.bench.metrics import collect, compute
+from magma_core.bench.prices import Price, price_for
 from magma_core.bench.report_html import render
 from magma_core.bench.stats import two_proportion_p
 from magma_core.store.bench_store import open_bench_store
@@ -19,14 +20,18 @@ from magma_core.store.bench_store import open_bench_store
 ALPHA = 0.05
 
 
-def bench_report(out: str | Path, names: list[str],
-                 price_per_mtok: float | None = None) -> dict[str, dict[str, Any]]:
-    """name -> metrics (:func:`magma_core.bench.metrics.compute`) for each benchmark run."""
+def bench_report(out: str | Path, names: list[str], price_per_mtok: float | None = None,
+                 prices: dict[str, Price] | None = None) -> dict[str, dict[str, Any]]:
+    """name -> metrics (:func:`magma_core.bench.metrics.compute`) for each benchmark run;
+    ``prices`` (a price table, :mod:`magma_core.bench.prices`) prices each run's model."""
     reports = {}
     with open_bench_store(out, create=False) as store:
         for name in names:
             trials, config = collect(store, name)
-            reports[name] = compute(trials, config["trials"], price_per_mtok)
+            price = None
+            if prices is not None:
+                price = price_for(prices, config["agent"], sum(t.tokens for t in trials), name)
+            reports[name] = compute(trials, config["trials"], price_per_mtok, price)
     return reports
 
 

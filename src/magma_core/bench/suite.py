@@ -5,14 +5,21 @@ skeleton × semantic variation × condition, with its task spec, interventions a
 ``index.json`` and ``manifest.json`` (magma's version and a SHA-256 fingerprint over the
 canonical files). ``load_suite(folder)`` checks the files against the manifest.
 
-A suite spec::
+Every item's task is frozen in the generator's task format (``magma.task/1``, see
+:mod:`magma_core.bench.task_spec`), so a compiled suite does not change when generator code
+does. A suite spec::
 
-    name: smoke
+    name: sorting
     transforms: magma_scenarios.sorting.bench_conditions   # the scenario's condition transforms
     conditions: [clean, execution_error, interruption, mission_update, combined]
     condition_options: {at: 0, lag: 0}
-    skeletons:                      # presets now (definitions + seeds later)
+    skeletons:
       - {preset: sorting.SortAll, track: in_domain}       # length_bucket: from oracle calls
+      - {definition: sorting.LongSorting, seeds: 7, length_bucket: long}
+
+A ``definition`` skeleton entry stands for ``seeds`` skeletons: the first seeds from
+``first_seed`` (0) whose generated task falls in ``length_bucket`` (given a budget of
+``max_target_tool_calls``, default the bucket's upper bound) and takes every condition.
 """
 
 from __future__ import annotations
@@ -26,13 +33,17 @@ from typing import Any
 from magma_core import __version__
 from magma_core.bench.conditions import CLEAN, CONDITIONS, load_transforms, transform
 from magma_core.bench.task_spec import task_to_spec
-from magma_core.scenarios import load_preset
+from magma_core.scenarios import load_definition, load_preset
 from magma_core.user_error import UserError
 
-FORMAT = "magma.bench-suite/1"
+FORMAT = "magma.bench-suite/2"
 TRACKS = ("in_domain", "held_out_domain", "compositional")
 #: Length buckets by the clean task's oracle tool calls (upper bounds, inclusive).
 BUCKETS = (("short", 6), ("mid", 12), ("long", 24), ("very-long", 48), ("extreme", 10**9))
+#: How many seeds a definition skeleton entry tries per skeleton it needs.
+SEED_SCAN = 50
+SKELETON_KEYS = {"preset", "definition", "track", "id", "length_bucket", "condition_options",
+                 "seeds", "first_seed", "max_target_tool_calls"}
 BUILTIN_DIR = Path(__file__).parent / "suites"
 
 
@@ -73,53 +84,116 @@ def read_spec(source: str | Path) -> dict[str, Any]:
     return spec
 
 
-def build_items(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every item of the suite ``spec`` (clean controls first within each skeleton)."""
+def _conditions(spec: dict[str, Any]) -> list[str]:
     conditions = list(spec.get("conditions") or CONDITIONS)
     for condition in conditions:
         if condition not in CONDITIONS:
             raise UserError(f"unknown condition {condition!r}; known: {', '.join(CONDITIONS)}")
     if CLEAN not in conditions:
         conditions.insert(0, CLEAN)  # every perturbed item needs its clean control
-    conditions.sort(key=CONDITIONS.index)
+    return sorted(set(conditions), key=CONDITIONS.index)
+
+
+def build_items(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every item of the suite ``spec`` (clean controls first within each skeleton)."""
+    conditions = _conditions(spec)
     if spec.get("variations", 1) != 1:
-        raise UserError("semantic variations other than 1 need definitions (not yet)")
+        raise UserError("semantic variations other than 1 are not supported yet")
     transforms = load_transforms(spec.get("transforms", "magma_scenarios.sorting.bench_conditions"))
     items: list[dict[str, Any]] = []
     for position, skeleton in enumerate(spec["skeletons"]):
-        if not isinstance(skeleton, dict) or "preset" not in skeleton:
-            raise UserError(f"skeleton {position} needs a 'preset'")
+        if not isinstance(skeleton, dict) or ("preset" in skeleton) == ("definition" in skeleton):
+            raise UserError(f"skeleton {position} needs a 'preset' or a 'definition'")
+        unknown = set(skeleton) - SKELETON_KEYS
+        if unknown:
+            raise UserError(f"skeleton {position} has unknown keys: {', '.join(sorted(unknown))}")
         track = skeleton.get("track", "in_domain")
         if track not in TRACKS:
             raise UserError(f"skeleton {position}: track must be one of {', '.join(TRACKS)}")
-        clean = task_to_spec(load_preset(skeleton["preset"])())
-        skeleton_id = skeleton.get("id", f"{skeleton['preset']}-{position}")
-        clean_calls = _oracle_calls(clean)
-        bucket = skeleton.get("length_bucket") or length_bucket(clean_calls)
         options = {**spec.get("condition_options", {}), **skeleton.get("condition_options", {})}
-        semantic_id = "v0"
-        control_id = f"{skeleton_id}.{semantic_id}.{CLEAN}"
-        for condition in conditions:
-            task, interventions = transform(transforms, condition, clean, options)
-            item_id = f"{skeleton_id}.{semantic_id}.{condition}"
-            task["name"] = item_id
-            items.append({
-                "item_id": item_id, "skeleton_id": skeleton_id, "scenario": skeleton["preset"],
-                "track": track, "semantic_id": semantic_id, "condition": condition,
-                "length_bucket": bucket, "interventions": interventions, "task": task,
-                "metadata": {
-                    "clean_oracle_tool_calls": clean_calls,
-                    "episode_oracle_tool_calls": _oracle_calls(task),
-                    "number_of_stages": len(task["stages"]),
-                    "number_of_interventions": len(interventions),
-                    "intervention_stages": [i["injected_at_stage"] for i in interventions],
-                    "intervention_lags": [i["relevant_at_stage"] - i["injected_at_stage"]
-                                          for i in interventions if i["type"] == "mission_update"],
-                    "control_episode_id": None if condition == CLEAN else control_id,
-                },
-            })
+        if "preset" in skeleton:
+            clean = task_to_spec(load_preset(skeleton["preset"])())
+            skeleton_id = skeleton.get("id", f"{skeleton['preset']}-{position}")
+            bucket = skeleton.get("length_bucket") or length_bucket(_oracle_calls(clean))
+            variants = _skeleton_items(transforms, conditions, clean, options)
+            items += _items(skeleton_id, skeleton["preset"], track, bucket, clean, variants)
+        else:
+            for skeleton_id, clean, bucket, variants in _generated(skeleton, position, transforms,
+                                                                    conditions, options):
+                items += _items(skeleton_id, skeleton["definition"], track, bucket, clean, variants)
     if len({i["item_id"] for i in items}) != len(items):
         raise UserError("two skeletons have the same id; give them distinct 'id's")
+    return items
+
+
+def _skeleton_items(transforms: Any, conditions: list[str], clean: dict[str, Any],
+                    options: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """(condition, task spec, interventions) for each condition of one skeleton."""
+    return [(c, *transform(transforms, c, clean, options)) for c in conditions]
+
+
+def _generated(skeleton: dict[str, Any], position: int, transforms: Any, conditions: list[str],
+               options: dict[str, Any]) -> list[tuple[str, dict[str, Any], str, list]]:
+    """The skeletons of a definition entry: (id, clean spec, bucket, condition variants)."""
+    definition = load_definition(skeleton["definition"])()
+    count, first = skeleton.get("seeds", 1), skeleton.get("first_seed", 0)
+    wanted = skeleton.get("length_bucket")
+    bounds = dict(BUCKETS)
+    if wanted is not None and wanted not in bounds:
+        raise UserError(f"skeleton {position}: length_bucket must be one of {', '.join(bounds)}")
+    for key, value in (("seeds", count), ("first_seed", first)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < (key == "seeds"):
+            raise UserError(f"skeleton {position}: {key} must be a whole number")
+    budget = skeleton.get("max_target_tool_calls") or (bounds[wanted] if wanted else None)
+    out = []
+    for seed in range(first, first + SEED_SCAN * count):
+        if len(out) == count:
+            break
+        try:
+            task = definition.generate(seed, max_target_tool_calls=budget)
+        except (TypeError, ValueError) as exc:
+            raise UserError(f"skeleton {position}: {skeleton['definition']} seed {seed}: {exc}") from None
+        clean = task_to_spec(task)
+        bucket = length_bucket(_oracle_calls(clean))
+        if wanted is not None and bucket != wanted:
+            continue
+        try:
+            variants = _skeleton_items(transforms, conditions, clean, options)
+        except UserError:
+            continue  # a condition does not apply to this seed's task: the next seed
+        calls = f"-c{budget}" if budget else ""
+        out.append((f"{skeleton['definition']}{calls}-s{seed}", clean, bucket, variants))
+    if len(out) < count:
+        raise UserError(f"skeleton {position}: only {len(out)} of {count} seeds from {first} give "
+                        f"a {wanted or 'any'} task every condition applies to")
+    return out
+
+
+def _items(skeleton_id: str, scenario: str, track: str, bucket: str, clean: dict[str, Any],
+           variants: list[tuple[str, dict[str, Any], list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """The items of one skeleton, one per condition, each perturbed one paired with the clean."""
+    semantic_id = "v0"
+    control_id = f"{skeleton_id}.{semantic_id}.{CLEAN}"
+    clean_calls = _oracle_calls(clean)
+    items = []
+    for condition, task, interventions in variants:
+        item_id = f"{skeleton_id}.{semantic_id}.{condition}"
+        task["name"] = item_id
+        items.append({
+            "item_id": item_id, "skeleton_id": skeleton_id, "scenario": scenario,
+            "track": track, "semantic_id": semantic_id, "condition": condition,
+            "length_bucket": bucket, "interventions": interventions, "task": task,
+            "metadata": {
+                "clean_oracle_tool_calls": clean_calls,
+                "episode_oracle_tool_calls": _oracle_calls(task),
+                "number_of_stages": len(task["stages"]),
+                "number_of_interventions": len(interventions),
+                "intervention_stages": [i["injected_at_stage"] for i in interventions],
+                "intervention_lags": [i["relevant_at_stage"] - i["injected_at_stage"]
+                                      for i in interventions if i["type"] == "mission_update"],
+                "control_episode_id": None if condition == CLEAN else control_id,
+            },
+        })
     return items
 
 

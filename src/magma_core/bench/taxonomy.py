@@ -3,19 +3,25 @@
 | ours (engine / run loop) | predecessor | why |
 | --- | --- | --- |
 | ``success`` | ``success`` | every stage verified |
-| ``failed`` | ``non_requested_action`` | a stage's verification failed: the agent did something other than what was asked (a say on an action stage included: ``textual_hallucination`` is not told apart) |
+| ``failed`` | ``non_requested_action`` | a stage's verification failed: the agent did something other than what was asked (e.g. a tool call on a text-only stage that forbids tools) |
 | ``exceeded`` | ``budget_exceeded`` | a stage's tool-call budget ran out |
 | ``decision_cap`` | ``budget_exceeded`` | the episode's decision cap (``max_decisions``) |
-| ``no_action`` | ``non_physical_exceeded`` | 3 decisions in a row without a tool call on an action stage |
+| ``no_action``, the idle decisions include a text answer | ``textual_hallucination`` | the agent answered in text (claiming work it did not do) where an action was needed |
+| ``no_action``, every idle decision unusable | ``invalid_format`` | the replies could not be parsed (malformed output, an error candidate) or were empty |
+| ``no_action`` without its record | ``non_physical_exceeded`` | 3 decisions in a row without a tool call on an action stage |
 | ``judge_unavailable`` | ``judge_failure`` | the judge gave no verdict |
-| ``error`` | ``env_failure`` | the engine or simulator raised |
+| ``error`` (or anything unknown) | ``env_failure`` | the engine or simulator raised |
 | (trials lost 3 times to an agent/judge outage) | ``infrastructure_failure`` | counted by ``magma bench run`` |
 
-Malformed agent output (``invalid_format`` in the predecessor) is a per-decision error here:
-the episode goes on and ends in one of the statuses above.
+``no_action`` ends an episode after 3 decisions in a row without a tool call on an action
+stage (the run loop's ``max_idle_decisions``); those "idle" decisions are read from the
+episode's record (:func:`idle_status`). A single malformed reply does not end an episode: it
+is a per-decision error (the agent gets the failure as feedback) and the episode goes on.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 TAXONOMY = (
     "success", "invalid_format", "textual_hallucination", "non_requested_action",
@@ -31,9 +37,42 @@ STATUS_MAP = {
     "judge_unavailable": "judge_failure",
     "error": "env_failure",
 }
+NO_ACTION = "no_action"
 INFRASTRUCTURE_FAILURE = "infrastructure_failure"
+INVALID_FORMAT = "invalid_format"
+TEXTUAL_HALLUCINATION = "textual_hallucination"
 
 
-def terminal_status(status: str) -> str:
-    """The predecessor's name for our terminal ``status`` (``env_failure`` when unknown)."""
+def idle_decisions(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The decisions (``decision`` of each step) of the record's last run of decisions
+    without a tool call on action stages: those that ended a ``no_action`` episode."""
+    stages = record.get("stages", [])
+    out: list[dict[str, Any]] = []
+    for step in reversed(record.get("steps", [])):
+        index = step.get("stage_index")
+        text_only = bool(stages[index].get("text_only")) if isinstance(index, int) and 0 <= index < len(stages) else False
+        decision = step.get("decision") or {}
+        if text_only or decision.get("tool_calls"):
+            break
+        out.append(decision)
+    return out[::-1]
+
+
+def idle_status(record: dict[str, Any]) -> str | None:
+    """``textual_hallucination`` when an idle decision is a text answer, ``invalid_format``
+    when every one was unusable (a malformed reply, an agent error, or empty); None when the
+    record shows no idle decision."""
+    decisions = idle_decisions(record)
+    if not decisions:
+        return None
+    if any(d.get("error") is None and str(d.get("say") or "").strip() for d in decisions):
+        return TEXTUAL_HALLUCINATION
+    return INVALID_FORMAT
+
+
+def terminal_status(status: str, record: dict[str, Any] | None = None) -> str:
+    """The predecessor's name for our terminal ``status``; ``record`` (the episode's stored
+    record) tells ``no_action`` episodes apart (see the table above)."""
+    if status == NO_ACTION and record is not None:
+        return idle_status(record) or STATUS_MAP[NO_ACTION]
     return STATUS_MAP.get(status, "env_failure")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.run import non_negative_int, positive_int, run_name
+from magma_core.cli.video import VIDEO_CHOICES
 
 
 def _price(text: str) -> float:
@@ -32,11 +33,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="trace, noisy-trace[:P], openai:MODEL[@BASE_URL] or http://HOST:PORT")
     p.add_argument("--judge", default=None, help="none or openai:MODEL[@BASE_URL] for judged stages")
     p.add_argument("--trials", type=positive_int, default=1, help="trials per item K (1)")
-    p.add_argument("--slots", type=positive_int, default=1, help="trials side by side (1)")
+    p.add_argument("--slots", type=positive_int, default=1,
+                   help="trials side by side in one engine, across items (1)")
+    p.add_argument("--workers", type=positive_int, default=1,
+                   help="worker processes, --slots trials each (1)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of trial 0 (0)")
     p.add_argument("--name", type=run_name, default=None, help="benchmark run name; same name resumes")
     p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
+    p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
+                   help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
     p.set_defaults(func=run_command)
     p = bench.add_parser("report", help="metrics of benchmark runs: tables, --html, --json")
     p.add_argument("name", help="benchmark run name")
@@ -44,8 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
     p.add_argument("--html", type=Path, default=None, help="write one self-contained HTML page")
     p.add_argument("--json", type=Path, default=None, help="write the metrics as JSON")
-    p.add_argument("--price-per-mtok", type=_price, default=None,
-                   help="price per million agent tokens, for the cost rows")
+    prices = p.add_mutually_exclusive_group()
+    prices.add_argument("--price-per-mtok", type=_price, default=None,
+                        help="price per million agent tokens, for the cost rows")
+    prices.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                        help="price table (YAML/JSON): model -> {input, output} per million tokens")
     p.set_defaults(func=report_command)
     parser.set_defaults(func=lambda args: parser.print_help() or 0)
 
@@ -76,19 +85,52 @@ def run_command(args: Any) -> int:
             console.print(f"[red]{payload['item']}: given up after 3 infrastructure failures")
 
     spec = BenchSpec(args.suite, agent=args.agent, judge=args.judge, trials=args.trials,
-                     slots=args.slots, seed=args.seed, out=args.out, name=args.name,
-                     backend=args.backend)
+                     slots=args.slots, workers=args.workers, seed=args.seed, out=args.out,
+                     name=args.name, backend=args.backend)
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")
+    if args.videos:
+        write_trial_videos(args.out, result.name, args.videos, console)
     print(f"report: magma bench report {result.name} --out {args.out}")
     return 1 if result.given_up else 0
 
 
+def write_trial_videos(out: Path, name: str, which: str, console: Any) -> list[Path]:
+    """An mp4 per stored trial of benchmark run ``name`` (``all``, or ``failures``: those that
+    did not succeed) at ``OUT/videos/bench.NAME/ITEM.tK.mp4``, rendered by ``magma run
+    --videos``' renderer; a trial already rendered is kept."""
+    from magma_core.store.bench_store import bench_run_name, open_bench_store, trial_of
+    from magma_core.view.video import VideoError, default_video_path, write_episode_video
+
+    run = bench_run_name(name)
+    with open_bench_store(out, create=False) as store:
+        config = (store.get_bench(name) or {}).get("config", {})
+        chosen = [s.episode for s in store.episodes(run) if which == "all" or s.status != "success"]
+    items, trials = config.get("items", []), config.get("trials", 1)
+    written = []
+    for episode in chosen:
+        position, k = trial_of(episode, trials)
+        item_id = items[position]["item_id"] if position < len(items) else f"episode-{episode}"
+        path = default_video_path(out, run, episode).with_name(f"{item_id}.t{k}.mp4")
+        if path.exists():
+            continue
+        try:
+            write_episode_video(out, run, episode, path)
+        except (VideoError, OSError) as exc:
+            console.print(f"[yellow]no video for {item_id} trial {k}: {exc}[/yellow]")
+            continue
+        console.print(f"video: {path}")
+        written.append(path)
+    return written
+
+
 def report_command(args: Any) -> int:
+    from magma_core.bench.prices import read_prices
     from magma_core.bench.report import bench_report, print_report, write_html, write_json
 
-    reports = bench_report(args.out, [args.name, *args.compare], args.price_per_mtok)
+    table = None if args.prices is None else read_prices(args.prices)
+    reports = bench_report(args.out, [args.name, *args.compare], args.price_per_mtok, table)
     print_report(reports)
     if args.html:
         print(f"html: {write_html(reports, args.html)}")

@@ -14,6 +14,7 @@ translated into the public vocabulary.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from magma_core.agents.base import Candidate, CandidateAgent
@@ -27,11 +28,13 @@ from magma_core.simulation.tasks import BaseTask, GeneratedTask, TaskDefinition
 class EpisodeTasks:
     """The task and vocabulary of each episode seed (deterministic: same seed, same pair)."""
 
-    def __init__(self, target: BaseTask | TaskDefinition, randomized: bool = False) -> None:
+    def __init__(self, target: BaseTask | TaskDefinition, randomized: bool = False,
+                 skills: list[type] | None = None) -> None:
         if not isinstance(target, (BaseTask, TaskDefinition)):
             raise TypeError(f"a run target is a BaseTask or a TaskDefinition, got {type(target).__name__}")
         self.target = target
         self.randomized = randomized
+        self.skills = skills  # the run's skills when not the task's own (vocabularies cover them)
         if randomized and not getattr(target, "randomized_config_path", ""):
             raise ValueError(f"{target.name} has no randomized_config_path: it cannot run --randomized")
 
@@ -39,13 +42,21 @@ class EpisodeTasks:
     def is_definition(self) -> bool:
         return isinstance(self.target, TaskDefinition)
 
+    def seed_of(self, base_seed: int, episode: int) -> int:
+        """The seed of episode ``episode`` (``base_seed + episode``; a subclass may differ)."""
+        return base_seed + episode
+
+    def task_of(self, episode: int, seed: int) -> BaseTask:
+        """The task of episode ``episode`` with ``seed`` (by default: :meth:`task` of the seed)."""
+        return self.task(seed)
+
     def task(self, seed: int) -> BaseTask:
         """The episode's task (for a definition: generated with ``seed``, randomised if asked)."""
         if not self.is_definition:
             return self.target  # type: ignore[return-value]
         task = self.target.generate(seed)  # type: ignore[union-attr]
         if self.randomized:
-            spec = SpecGenerator(seed).generate_random_spec(task)
+            spec = SpecGenerator(seed).generate_random_spec(task, skills=self.skills)
             task = task.with_randomization(spec.to_dict())
         return task
 
@@ -56,22 +67,24 @@ class EpisodeTasks:
             return None
         mapping = task.randomization if isinstance(task, GeneratedTask) else None
         if mapping is None:
-            mapping = SpecGenerator(seed).generate_random_spec(task).to_dict()
+            mapping = SpecGenerator(seed).generate_random_spec(task, skills=self.skills).to_dict()
         return RuntimeRandomizer(RandomizationSpec.from_dict(mapping))
 
 
 class SlotTraceAgent(CandidateAgent):
     """The trace agent of runs whose episodes differ: each slot replays its own episode's
-    trace (``assign`` it when the episode starts)."""
+    trace (``assign`` it when the episode starts). ``make(trace, seed)`` builds a slot's
+    agent (default: a ``TraceAgent``; e.g. a ``NoisyTraceAgent`` seeded by the episode)."""
 
     agent_id = "magma.trace"
     component = "trace"
 
-    def __init__(self) -> None:
-        self._agents: dict[int, TraceAgent] = {}
+    def __init__(self, make: Callable[[Any, int], CandidateAgent] | None = None) -> None:
+        self._agents: dict[int, CandidateAgent] = {}
+        self._make = make or (lambda trace, seed: TraceAgent(trace))
 
-    def assign(self, slot: int, trace: Any) -> None:
-        self._agents[slot] = TraceAgent(trace)
+    def assign(self, slot: int, trace: Any, seed: int = 0) -> None:
+        self._agents[slot] = self._make(trace, seed)
 
     def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
         agent = self._agents.get(int(agent_input.id))
@@ -93,8 +106,8 @@ class ProceduralRunLoop(RunLoop):
         self.episode_tasks = episode_tasks
 
     def _start(self, slot: int, episode: int, active: dict[int, EpisodeState]) -> None:
-        seed = self.seed + episode
-        task = self.episode_tasks.task(seed)
+        seed = self.episode_tasks.seed_of(self.seed, episode)
+        task = self.episode_tasks.task_of(episode, seed)
         vocabulary = self.episode_tasks.vocabulary(task, seed)
         self.executor.set_vocabulary(slot, vocabulary)
         self.executor.reset_slot(slot, seed, task=task)
@@ -105,7 +118,7 @@ class ProceduralRunLoop(RunLoop):
             trace = task.perfect_trace()
             if trace is not None and vocabulary is not None:
                 trace = vocabulary.to_public_trace(trace)
-            self.agent.assign(slot, trace if trace is not None else [])
+            self.agent.assign(slot, trace if trace is not None else [], seed)
         state = EpisodeState(episode, seed, slot, memory)
         active[slot] = state
         self.listener("start", state, self.executor.agent_view(slot))

@@ -124,8 +124,10 @@ def event_sender(conn: Connection, first_slot: int) -> Listener:
     return send
 
 
-def worker_main(job: WorkerJob, index: int, conn: Connection) -> None:
-    """A worker process: run episodes handed out by the parent until none are left.
+def worker_main(job: WorkerJob, index: int, conn: Connection,
+                run: Callable[[Any, int, Connection], None] | None = None) -> None:
+    """A worker process: run episodes handed out by the parent until none are left
+    (``run(job, index, conn)``, default: a ``magma run`` job's episodes).
 
     Ctrl-C reaches the whole process group; workers ignore it and leave stopping to the
     parent. Any failure goes to the parent as one line, and the exit status is 1.
@@ -133,7 +135,7 @@ def worker_main(job: WorkerJob, index: int, conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_intra_op_thread()
     try:
-        _run_episodes(job, index, conn)
+        (run or _run_episodes)(job, index, conn)
         conn.send(("done",))
     except PARENT_GONE:
         sys.exit(1)

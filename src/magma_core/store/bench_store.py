@@ -1,10 +1,11 @@
 """``BenchStore``: the benchmark tables of a run store (``FOLDER/magma.db``).
 
-A benchmark run is a name bound to a suite fingerprint and its settings; each item's K
-trials are the episodes of an ordinary run named ``bench.<NAME>.<item_id>`` in the same file
-(so their decisions, tool calls and stage outcomes are stored like any run's). This module
-adds the run's row and, per item, the infrastructure failures (attempts lost to an agent or
-judge outage): after 3 the item's missing trials count as ``infrastructure_failure``.
+A benchmark run is a name bound to a suite fingerprint and its settings (with the suite's
+items in order); its trials are the episodes of one ordinary run named ``bench.<NAME>`` in the
+same file (so their decisions, tool calls and stage outcomes are stored like any run's):
+trial ``k`` of the item at position ``i`` is episode ``i * K + k`` (:func:`trial_of`). This
+module adds the run's row and, per item, the infrastructure failures (attempts lost to an
+agent or judge outage): after 3 the item's missing trials count as ``infrastructure_failure``.
 """
 
 from __future__ import annotations
@@ -38,9 +39,14 @@ CREATE TABLE IF NOT EXISTS bench_failures (
 RESUME_KEYS = ("agent", "judge", "trials", "seed")
 
 
-def item_run_name(bench: str, item_id: str) -> str:
-    """The run-store run holding the trials of ``item_id`` in benchmark run ``bench``."""
-    return f"bench.{bench}.{item_id}"
+def bench_run_name(bench: str) -> str:
+    """The run-store run holding the trials of benchmark run ``bench``."""
+    return f"bench.{bench}"
+
+
+def trial_of(episode: int, trials: int) -> tuple[int, int]:
+    """(item position, trial index) of episode ``episode`` of a run with ``trials`` per item."""
+    return divmod(episode, trials)
 
 
 class BenchStore(RunStore):
@@ -89,6 +95,15 @@ class BenchStore(RunStore):
                    SET attempts = attempts + 1, last_error = excluded.last_error""",
                 (bench, item_id, error))
         return self.failures(bench).get(item_id, 0)
+
+    def token_split(self, run_name: str) -> dict[int, tuple[int, int]]:
+        """episode -> (prompt tokens, completion tokens) of the run's stored episodes, from
+        their records' agent totals (0 where a record has none)."""
+        rows = self._conn.execute(
+            """SELECT episode, json_extract(record, '$.agent.prompt_tokens') AS p,
+                      json_extract(record, '$.agent.completion_tokens') AS c
+               FROM episodes WHERE run_name = ?""", (run_name,)).fetchall()
+        return {r["episode"]: (int(r["p"] or 0), int(r["c"] or 0)) for r in rows}
 
     def failures(self, bench: str) -> dict[str, int]:
         """item_id -> attempts lost to infrastructure failures."""

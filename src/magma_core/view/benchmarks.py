@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from magma_core.bench.metrics import collect, compute
 from magma_core.bench.report import significant_differences
-from magma_core.store.bench_store import item_run_name
+from magma_core.store.bench_store import bench_run_name
 from magma_core.store.run_store import EpisodeSummary
 from magma_core.view.reader import RUNNING_WINDOW_S, SUMMARY_COLUMNS, StoreReader
 
@@ -44,6 +44,18 @@ class BenchTables:
             "SELECT item_id, attempts FROM bench_failures WHERE bench = ?", (bench,)).fetchall()
         return {r["item_id"]: r["attempts"] for r in rows}
 
+    def token_split(self, run_name: str) -> dict[int, tuple[int, int]]:
+        rows = self._conn.execute(
+            """SELECT episode, json_extract(record, '$.agent.prompt_tokens') AS p,
+                      json_extract(record, '$.agent.completion_tokens') AS c
+               FROM episodes WHERE run_name = ?""", (run_name,)).fetchall()
+        return {r["episode"]: (int(r["p"] or 0), int(r["c"] or 0)) for r in rows}
+
+    def episode_record(self, run_name: str, episode: int) -> dict[str, Any] | None:
+        row = self._conn.execute("SELECT record FROM episodes WHERE run_name = ? AND episode = ?",
+                                 (run_name, episode)).fetchone()
+        return None if row is None else json.loads(row["record"])
+
     def episodes(self, run_name: str) -> list[EpisodeSummary]:
         rows = self._conn.execute(
             "SELECT * FROM episodes WHERE run_name = ? ORDER BY episode", (run_name,)).fetchall()
@@ -67,8 +79,7 @@ def bench_runs(reader: StoreReader) -> list[dict[str, Any]]:
 
 def bench_run_names(reader: StoreReader) -> set[str]:
     """The run-store runs that hold benchmark trials (shown on their benchmark's page)."""
-    return {item_run_name(b["name"], item["item_id"])
-            for b in bench_runs(reader) for item in b["config"].get("items", [])}
+    return {bench_run_name(b["name"]) for b in bench_runs(reader)}
 
 
 def bench_items(reader: StoreReader) -> list[dict[str, Any]]:
@@ -78,7 +89,7 @@ def bench_items(reader: StoreReader) -> list[dict[str, Any]]:
     for bench in bench_runs(reader):
         config = bench["config"]
         items = config.get("items", [])
-        mine = [runs[n] for n in (item_run_name(bench["name"], i["item_id"]) for i in items) if n in runs]
+        mine = [runs[n] for n in [bench_run_name(bench["name"])] if n in runs]
         statuses: dict[str, int] = {}
         for run in mine:
             for status, n in run["statuses"].items():
@@ -124,9 +135,11 @@ def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
         others = [n for n in tables.list_benches() if n != name]
     significant = {k: sorted(v) for k, v in significant_differences(metrics).items()}
     rows = []
+    run_name = bench_run_name(name)
+    position = {item["item_id"]: i for i, item in enumerate(config["items"])}
     for t in trials:
-        run_name = item_run_name(name, t.item["item_id"])
-        stored = episodes.get((run_name, t.trial))
+        episode = position[t.item["item_id"]] * config["trials"] + t.trial
+        stored = episodes.get((run_name, episode))
         rows.append({
             "item_id": t.item["item_id"], "trial": t.trial, "condition": t.item["condition"],
             "track": t.item.get("track"), "length_bucket": t.item.get("length_bucket"),
@@ -136,7 +149,8 @@ def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
             "episode_status": stored["status"] if stored else None,
             "tool_calls": stored["tool_calls"] if stored else None,
             "wall_s": stored["wall_s"] if stored else None,
-            "href": (f"#/runs/{quote(run_name, safe='')}/episodes/{t.trial}" if stored else None),
+            "episode": episode,
+            "href": (f"#/runs/{quote(run_name, safe='')}/episodes/{episode}" if stored else None),
         })
     public = {k: v for k, v in config.items() if k != "items"}
     return {"name": name, "suite": bench["suite"], "fingerprint": bench["fingerprint"],
@@ -148,9 +162,7 @@ def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
 
 def _episode_rows(conn: sqlite3.Connection, name: str,
                   config: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
-    runs = [item_run_name(name, i["item_id"]) for i in config["items"]]
-    if not runs:
-        return {}
+    runs = [bench_run_name(name)]
     cols = ", ".join(SUMMARY_COLUMNS)
     marks = ",".join("?" * len(runs))
     rows = conn.execute(f"SELECT run_name, {cols} FROM episodes WHERE run_name IN ({marks})",

@@ -4,9 +4,9 @@
 (tools, stages, goals, verification, judge) runs canonical names only, and the agent sees
 only public ones. Per slot it holds a ``RuntimeRandomizer`` (None = no translation):
 
-* towards the agent: the tool schema, attributes (translated and reordered), the user's
-  instructions, status messages and feedback (tool, parameter and attribute names), the
-  calls of each step outcome;
+* towards the agent: the tool schema (skills included), attributes (translated and
+  reordered; robot statuses as status text), the user's instructions, status messages and
+  feedback (tool, parameter and attribute names), the calls of each step outcome;
 * towards the engine: each call (tool, parameters, values); a call naming a hidden canonical
   value becomes a refused call with the public reason "`X` was not detected." (shown to the
   agent exactly as it sent it: a refused call is never translated); the agent's ``say``
@@ -31,6 +31,7 @@ from typing import Any
 from magma_core.simulation.data_structures import Decision, ToolCall
 from magma_core.simulation.data_structures.decisions import RefusedToolCall
 from magma_core.simulation.executor.records import AgentView, CallOutcome, StepOutcome, ViewMessage
+from magma_core.simulation.executor.skill_steps import ROBOT_STATUSES
 from magma_core.simulation.executor.views import build_feedback
 from magma_core.simulation.randomizer import CanonicalNameError, RuntimeRandomizer
 
@@ -248,9 +249,20 @@ def public_view(
         instruction=(messages[-1] if messages else message(ViewMessage(view.kind, view.instruction))).content,
         messages=messages,
         tools=vocabulary.get_tools(view.tools),
-        attributes=vocabulary.get_randomized_attributes(view.attributes),
+        attributes=_public_attributes(vocabulary, view.attributes),
         feedback=feedback,
     )
+
+
+def _public_attributes(vocabulary: RuntimeRandomizer, attributes: dict[str, Any]) -> dict[str, Any]:
+    """The attributes in public names; ``robot_statuses`` (``RUNNING sort_all(color=red)``)
+    read as status text: their skill, tool and parameter names become public too."""
+    out = vocabulary.get_randomized_attributes(attributes)
+    statuses = attributes.get(ROBOT_STATUSES)
+    if isinstance(statuses, dict):
+        out[ROBOT_STATUSES] = {robot: vocabulary.to_public_status(text) if isinstance(text, str)
+                               else text for robot, text in statuses.items()}
+    return out
 
 
 def _public_call(vocabulary: RuntimeRandomizer, call: CallOutcome) -> CallOutcome:
