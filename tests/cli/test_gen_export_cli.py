@@ -24,6 +24,30 @@ def test_a_run_exports_as_chat_rows(workdir):
     assert sorted(t["function"]["name"] for t in row["tools"])
 
 
+@pytest.mark.sim
+def test_a_run_of_a_definition_exports_each_episodes_own_task(workdir):
+    """A definition is no preset: the export regenerates each episode's task from its seed
+    (they differ), and each row's tools and attributes are that task's."""
+    from magma_core.scenarios import load_definition
+
+    done = magma("run", "sorting.LongSorting", "--agent", "trace", "--episodes", "2", "--out", "st",
+                 "--name", "d", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    out = magma("export", "d", "--out", "st", "--output", "ex", cwd=workdir)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for split in ("train", "validation")
+            for line in (workdir / "ex" / f"chat_{split}.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    definition = load_definition("sorting.LongSorting")()
+    for row in rows:
+        seed = int(row["id"].split(":e")[1].split(":")[0])  # episode k ran seed k
+        task = definition.generate(seed)
+        assert {t["function"]["name"] for t in row["tools"]} == {
+            t["name"] for t in task.Tools_cls.get_api_description()}
+        objects = task.situation_init.attributes["objects"]
+        assert all(name in row["messages"][0]["content"] for name in objects)
+
+
 def test_bad_input_is_one_line(workdir):
     for args in (["export", "nope", "--out", "st"], ["export", "x", "--format", "csv"],
                  ["gen", "cube.PickPlace", "--branches", "0"], ["gen", "cube.Nope"],

@@ -2,7 +2,9 @@
 trees as stored) and runs (each episode a one-candidate-per-situation tree).
 
 A run's episode record keeps each decision's input messages but not the tools and attributes
-sent with them; those are the preset's (loaded by name), with the robots the record names.
+sent with them; those are the preset's (loaded by name), or for a run of a procedural definition
+the task its episode's seed generates, with the robots the record names. Records keep canonical
+names (a randomised run's mapping rides along in the record), so a run exports in canonical names.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any
 
 from magma_core.export.rows import Candidate, ExportForest, Situation
 from magma_core.gen import scores as sc
-from magma_core.scenarios import load_preset
+from magma_core.runs.episode_tasks import EpisodeTasks
+from magma_core.scenarios import load_target
+from magma_core.simulation.tasks import TaskDefinition
 from magma_core.store import GenerationStore, RunStore
 
 
@@ -77,15 +81,18 @@ def _from_run(store_path: Path, name: str) -> ExportForest:
         preset = run["preset"]
         forest = ExportForest(sources=[{"kind": "run", "name": name, "target": preset,
                                         "config": run["config"]}])
-        tools, attributes = _preset_vocabulary(preset)
+        target_cls = load_target(preset)
+        definition = EpisodeTasks(target_cls()) if issubclass(target_cls, TaskDefinition) else None
+        tools, attributes = _task_vocabulary(target_cls()) if definition is None else ([], {})
         for summary in runs.episodes(name):
             record = runs.episode_record(name, summary.episode) or {}
+            if definition is not None:
+                tools, attributes = _task_vocabulary(definition.task(int(record.get("seed", summary.seed))))
             _add_episode(forest, name, summary.episode, record, tools, attributes)
         return forest
 
 
-def _preset_vocabulary(preset: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    task = load_preset(preset)()
+def _task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return task.Tools_cls.get_api_description(), dict(task.situation_init.attributes)
 
 
