@@ -4,17 +4,12 @@ scores, caps, and a kill -9 resume with nothing lost or duplicated."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from gen.kill_resume import gen_command, kill_after, run
 from magma_core.agents.base import Agent
 from magma_core.gen import GenerationStore, Generator, GenSettings
 from magma_core.gen import scores as sc
@@ -159,33 +154,15 @@ def test_an_agent_without_num_outputs_is_asked_once_per_candidate(generated):
 
 
 def _gen_cmd(folder: Path, nodes: int) -> list[str]:
-    return [sys.executable, "-m", "magma_core.cli", "gen", "sorting.SortAll", "--agent", "noisy-trace:0.3",
-            "--slots", "2", "--branches", "2", "--max-nodes", str(nodes), "--trees", "2",
-            "--max-per-stage", "2", "--out", str(folder), "--name", "k"]
-
-
-def _count(db: Path) -> int:
-    try:
-        with sqlite3.connect(db) as conn:
-            return conn.execute("SELECT COUNT(*) FROM gen_candidates").fetchone()[0]
-    except sqlite3.Error:
-        return 0
+    return gen_command(folder, "sorting.SortAll", nodes)
 
 
 def test_a_killed_generation_resumes_with_nothing_lost_or_duplicated(tmp_path):
     db = tmp_path / "magma.db"
     (tmp_path / "keep.txt").write_text("never wiped")
-    env = {**os.environ, "COLUMNS": "200"}
-    proc = subprocess.Popen(_gen_cmd(tmp_path, 40), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 180
-    while _count(db) < 12 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    before = _count(db)
+    before = kill_after(_gen_cmd(tmp_path, 40), db, 12, timeout=180)
     assert 12 <= before < 40
-    done = subprocess.run(_gen_cmd(tmp_path, 40), env=env, capture_output=True, text=True, timeout=300)
+    done = run(_gen_cmd(tmp_path, 40), timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "keep.txt").read_text() == "never wiped"
     with GenerationStore(db) as store:

@@ -5,17 +5,13 @@ the tree's task in any slot, a kill -9 resume, and the export."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import sqlite3
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from gen.kill_resume import gen_command, kill_after, run
 from magma_core.gen import GenerationStore, Generator, GenSettings
 from magma_core.gen.assembly import prepare_generation
 from magma_core.protocol.agent import AgentDecision
@@ -120,34 +116,16 @@ def test_randomised_trees_see_their_own_public_vocabulary(tmp_path):
 
 
 def _gen_cmd(folder: Path, nodes: int) -> list[str]:
-    return [sys.executable, "-m", "magma_core.cli", "gen", "sorting.LongSorting", "--agent",
-            "noisy-trace:0.3", "--slots", "2", "--branches", "2", "--max-nodes", str(nodes),
-            "--trees", "2", "--max-per-stage", "2", "--randomized", "--out", str(folder), "--name", "k"]
-
-
-def _count(db: Path) -> int:
-    try:
-        with sqlite3.connect(db) as conn:
-            return conn.execute("SELECT COUNT(*) FROM gen_candidates").fetchone()[0]
-    except sqlite3.Error:
-        return 0
+    return gen_command(folder, "sorting.LongSorting", nodes, "--randomized")
 
 
 def test_a_killed_definition_generation_resumes_and_exports(tmp_path):
     db = tmp_path / "magma.db"
-    env = {**os.environ, "COLUMNS": "200"}
-    proc = subprocess.Popen(_gen_cmd(tmp_path, 30), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 240
-    while _count(db) < 8 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    before = _count(db)
+    before = kill_after(_gen_cmd(tmp_path, 30), db, 8)
     assert 8 <= before < 30
     with GenerationStore(db) as store:
         trees_before = store.trees("k")
-    done = subprocess.run(_gen_cmd(tmp_path, 30), env=env, capture_output=True, text=True, timeout=400)
+    done = run(_gen_cmd(tmp_path, 30))
     assert done.returncode == 0, done.stderr[-2000:]
     with GenerationStore(db) as store:
         candidates = store.candidates("k")
@@ -156,11 +134,10 @@ def test_a_killed_definition_generation_resumes_and_exports(tmp_path):
     assert [t["task"] for t in trees[: len(trees_before)]] == [t["task"] for t in trees_before]
     assert {json.loads(t["task"])["name"] for t in trees} == {"LongSorting #0", "LongSorting #1"}
     plain = [a for a in _gen_cmd(tmp_path, 30) if a != "--randomized"]
-    refused = subprocess.run(plain, env=env, capture_output=True, text=True, timeout=400)
+    refused = run(plain)
     assert refused.returncode == 2 and "randomized" in refused.stderr
-    exported = subprocess.run([sys.executable, "-m", "magma_core.cli", "export", "k", "--format",
-                               "preference-jsonl", "--out", str(tmp_path)],
-                              env=env, capture_output=True, text=True, timeout=300)
+    exported = run([sys.executable, "-m", "magma_core.cli", "export", "k", "--format",
+                    "preference-jsonl", "--out", str(tmp_path)], timeout=300)
     assert exported.returncode == 0, exported.stderr[-2000:]
     manifest = json.loads((tmp_path / "exports" / "k-preference-jsonl" / "manifest.json").read_text())
     assert [t["task"] for t in manifest["sources"][0]["trees"]] == ["LongSorting #0", "LongSorting #1"]

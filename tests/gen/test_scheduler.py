@@ -96,3 +96,67 @@ def test_an_interrupted_generation_resumes_without_losses_or_duplicates(store):
         depth = {s.id: s.depth for s in store.situations(name)}
         return Counter((depth[c.situation], c.status) for c in store.candidates(name))
     assert shape("r") == shape("once")
+
+
+class _Down(NoisyTraceAgent):
+    """The noisy-trace agent behind an endpoint that cannot be reached."""
+
+    unreachable_codes = frozenset({"transport_error"})
+
+    def decide(self, request_id, agent_input, candidate_index):
+        from magma_core.agents.base import Candidate
+
+        return Candidate.fail("transport_error", "connection refused", dict(agent_input.memory),
+                              component=self.component)
+
+
+def test_an_unreachable_agent_stops_the_generation_resumably(store):
+    from magma_core.runs import AgentOutage, Pacing
+
+    store.open_generation("down", "TwoPlaces", {})
+    ex = executor()
+    settings = GenSettings(branches=2, max_nodes=20, trees=2)
+    quick = Pacing(retry_backoff_s=0.01, max_backoff_s=0.02, max_outage_s=0.3)
+    down = Generator(ex.task, _Down(TRACE, noise=0.0), ex, store, "down", settings, pacing=quick)
+    with pytest.raises(AgentOutage, match="could not be reached.*connection refused"):
+        down.run()
+    assert len(store.trees("down")) == 2 and store.candidates("down") == []  # nothing lost
+    Generator(ex.task, NoisyTraceAgent(TRACE, noise=0.4, seed=5), ex, store, "down", settings).run()
+    assert len(store.candidates("down")) == 20
+
+
+def test_requests_in_flight_follow_the_pacing(store):
+    import threading
+    import time
+
+    from magma_core.runs import Pacing
+
+    inner = NoisyTraceAgent(TRACE, noise=0.4, seed=5)
+    state = {"now": 0, "most": 0, "requests": 0}
+    lock = threading.Lock()
+
+    class Counting(NoisyTraceAgent):
+        concurrent = True
+
+        def respond(self, request):
+            with lock:
+                state["now"] += 1
+                state["requests"] += 1
+                state["most"] = max(state["most"], state["now"])
+            time.sleep(0.01)
+            try:
+                return inner.respond(request)
+            finally:
+                with lock:
+                    state["now"] -= 1
+
+    ex = executor()
+    for concurrency in (1, 3):
+        state.update(now=0, most=0, requests=0)
+        name = f"paced{concurrency}"
+        store.open_generation(name, "TwoPlaces", {})
+        Generator(ex.task, Counting(TRACE), ex, store, name, GenSettings(branches=2, max_nodes=24, trees=2),
+                  pacing=Pacing(concurrency=concurrency)).run()
+        assert len(store.candidates(name)) == 24
+        assert state["most"] <= concurrency and state["requests"] >= 12 // 2
+    assert state["most"] == 3  # several requests in flight when the pacing allows them

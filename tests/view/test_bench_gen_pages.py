@@ -105,6 +105,9 @@ def test_benchmark_metrics_are_the_reports(api, store_folder):
     assert page["significant"] == {k: sorted(v) for k, v in significant_differences(reports).items()}
     assert "all" in page["significant"]["noisy"]  # 10/10 against 0/10
     assert page["others"] == ["noisy"] and page["planned"] == 10
+    trial_run = api.get(f"/api/runs/{page['trials'][0]['run']}").json()["benchmark"]
+    assert trial_run == {"bench": "trace", "trials": 2, "items": [i["item_id"] for i in page["items"]]}
+    assert api.get("/api/runs/chat").json()["benchmark"] is None
     with RunStore(store_folder / "magma.db") as store:
         for trial in page["trials"]:
             summary = store.episodes(bench_run_name("trace"))[trial["episode"]]
@@ -187,6 +190,11 @@ def test_benchmark_page_shows_the_report_and_links_trials_to_episodes(page, view
         record = store.episode_record(run, episode)
     expect(page.get_by_test_id("turn")).to_have_count(len(record["steps"]))
     expect(page.get_by_test_id("failure")).to_contain_text(record["status"])
+    crumbs = page.locator("#crumbs a")
+    expect(crumbs.nth(2)).to_have_text("noisy")  # all items / benchmarks / noisy / trials / item …
+    expect(page.locator("#crumbs")).to_contain_text(f"item {items[combined]['item_id']} · trial 0")
+    crumbs.nth(2).click()
+    expect(page).to_have_url(re.compile(r"#/benchmarks/noisy$"))
 
 
 def test_generation_page_draws_the_tree_and_details_any_node(page, viewer, store_folder):

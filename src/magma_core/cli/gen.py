@@ -57,7 +57,7 @@ def gen(args: argparse.Namespace) -> int:
     from magma_core.cli.display import make_console
     from magma_core.gen import Generator, GenSettings
     from magma_core.gen.assembly import prepare_generation
-    from magma_core.runs import Pacing
+    from magma_core.runs import AgentOutage, Pacing
     from magma_core.runs.assembly import open_executor
     from magma_core.store import open_generation_store
 
@@ -100,7 +100,10 @@ def gen(args: argparse.Namespace) -> int:
     try:
         generator = Generator(parts.task, parts.agent, executor, store, name, settings,
                               listener=progress, trees=parts.trees, pacing=pacing)
-        summary = generator.run()
+        try:
+            summary = generator.run()
+        except AgentOutage as exc:
+            raise CliError(f"{exc}; what is stored stays: the same command resumes") from None
         store.update_generation(name, config, finished=True)
         progress.done()
         console.print(tree_table(store, name))

@@ -33,11 +33,8 @@ if TYPE_CHECKING:
 
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
-#: Error codes that say an agent could not be reached, for drivers that still read them from
-#: error outputs (generation); the run loop gets ``NoAnswer`` from ``Agent.answer`` instead.
-OUTAGE_CODES = frozenset(
-    {"timeout", "transport_error", "agent_unavailable", "http_error", "client_error", "agent_failure"}
-)
+
+
 @dataclass
 class LoopLimits:
     """When the loop itself ends an episode."""

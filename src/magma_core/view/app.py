@@ -5,7 +5,8 @@ Routes (all read-only):
 * ``GET /`` — the single-page front end (``static/index.html``); pages live in the URL hash.
 * ``GET /api/stamp`` — a token that changes when the store does (the page polls it).
 * ``GET /api/items[?kind=run]`` — the home list, every kind (see :mod:`.catalog`).
-* ``GET /api/runs/{name}`` — a run, its config and episode summaries.
+* ``GET /api/runs/{name}`` — a run, its config and episode summaries (and ``benchmark``:
+  the benchmark run whose trials it holds, or null).
 * ``GET /api/runs/{name}/episodes/{k}`` — an episode's summary and full record.
 * ``GET /api/runs/{name}/episodes/{k}/world`` — its scene and world states for the replay.
 * ``GET /api/benchmarks/{name}[?compare=OTHER&price_per_mtok=P]`` — a benchmark run's report
@@ -24,7 +25,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from magma_core.view.benchmarks import bench_page
+from magma_core.view.benchmarks import bench_of_run, bench_page
 from magma_core.view.catalog import KINDS, list_items
 from magma_core.view.generations import generation_tree, node_detail
 from magma_core.view.reader import StoreReader
@@ -62,7 +63,7 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         found = reader.run(name)
         if found is None:
             raise HTTPException(404, f"no run named {name!r}")
-        return found
+        return found | {"benchmark": bench_of_run(reader, name)}
 
     @app.get("/api/runs/{name}/episodes/{episode}")
     def episode(name: str, episode: int) -> dict[str, Any]:

@@ -82,6 +82,18 @@ def bench_run_names(reader: StoreReader) -> set[str]:
     return {bench_run_name(b["name"]) for b in bench_runs(reader)}
 
 
+def bench_of_run(reader: StoreReader, run_name: str) -> dict[str, Any] | None:
+    """``{"bench", "trials", "items"}`` (trials per item, item ids in episode order) when
+    ``run_name`` holds a benchmark run's trials: episode ``i * trials + k`` is trial ``k`` of
+    ``items[i]``."""
+    for bench in bench_runs(reader):
+        if bench_run_name(bench["name"]) == run_name:
+            config = bench["config"]
+            return {"bench": bench["name"], "trials": int(config.get("trials") or 1),
+                    "items": [item["item_id"] for item in config.get("items", [])]}
+    return None
+
+
 def bench_items(reader: StoreReader) -> list[dict[str, Any]]:
     """One home-list row per benchmark run, counted over its items' trials."""
     runs = {r["name"]: r for r in reader.runs()}

@@ -297,8 +297,8 @@ class Executor:
         self._slot_ctxs[slot] = ctx
 
     def snapshot_to_bytes(self, snapshot: SlotSnapshot, *, steps: bool = False) -> bytes:
-        """``snapshot`` serialised (without the record's step list unless ``steps``; without
-        its task and vocabulary, which the caller keeps)."""
+        """``snapshot`` serialised (without the record's steps and world states unless
+        ``steps``; without its task and vocabulary, which the caller keeps)."""
         return snapshot.to_bytes(self._ctx_of(snapshot.task), steps=steps)
 
     def snapshot_from_bytes(self, blob: bytes, task: BaseTask | None = None) -> SlotSnapshot:

@@ -6,14 +6,19 @@ episode, frozen, so that a situation can be resumed in any slot of an executor o
 slot's new ``SlotState``). Restoring a snapshot and
 submitting the same decision gives the same outcome: the same step outcome, stage, counters,
 logs, attributes and RNG, exactly. The world state is restored bit for bit, and a replay after
-a restore is bit for bit the same as another after the same slot history; across slots with
-different histories it agrees to within PhysX's contact caches, which no simulator state
-exposes (millimetres on a placed cube; enhanced determinism, PCM off, clearing contacts by
-moving every body away and stepping, and resetting controllers were tried and do not remove
-it).
+a restore is bit for bit the same as another after the same slot history; after different
+histories (another slot, or the same slot after other episodes) it agrees only to within
+PhysX's internal solver and contact state, which no simulator state exposes (up to ~3 mm on a
+placed cube). Tried and measured without removing it: enhanced determinism, PCM off, both;
+no sleeping (``sleep_threshold=0``); the PGS solver; zeroing the articulations' ``qacc`` and
+``qf``, setting drive targets and controllers to the restored joints (the same divergence to
+the micrometre, so not articulation state); moving every actor and articulation 50 m apart
+and stepping once or twice before restoring (clears every contact pair; still diverges).
+Enhanced determinism and PGS made it worse (up to 8 mm and 24 mm).
 
 Cheap in memory: the world state is one row of tensors; episode data that never changes once
-written (step records, logs) is shared between snapshots, not copied; what the engine edits
+written (step records, logs, the world after each step, the scene) is shared between
+snapshots, not copied; what the engine edits
 in place (attributes, error arguments, stage records) is deep-copied. ``to_bytes`` /
 ``from_bytes`` serialise a snapshot for the run store with the spec format's value encoding
 (JSON, zlib-compressed; nothing is evaluated when loading).
@@ -81,6 +86,8 @@ class SlotSnapshot:
     record_logs: tuple[dict[str, Any], ...]
     memory: dict[str, Any] = field(default_factory=dict)
     skills: SkillSlotState | None = None  # running and suspended skills (engines with skills)
+    record_worlds: tuple[dict[str, Any] | None, ...] = ()  # the world after each step (shared)
+    record_scene: dict[str, Any] = field(default_factory=dict)  # written once per episode (shared)
     # Not serialised (a store keeps them once, beside the snapshots): the task the slot ran
     # (None: the executor's own) and the public vocabulary the agent saw (None: canonical).
     task: BaseTask | None = field(default=None, compare=False)
@@ -90,8 +97,8 @@ class SlotSnapshot:
     def to_dict(self, ctx: EngineContext | None = None, *, steps: bool = True) -> dict[str, Any]:
         """A JSON-compatible dict. Active errors are stored as their index in the stage's
         ``possible_errors`` (``ctx`` gives the stages; without it, by name). Without
-        ``steps`` the episode record's step list is left out (a store that keeps each
-        decision elsewhere need not copy the path into every snapshot)."""
+        ``steps`` the episode record's step list and world states are left out (a store that
+        keeps each decision elsewhere need not copy the path into every snapshot)."""
         possible = (
             ctx.stages[self.stage_index].error_parameters.possible_errors if ctx is not None else []
         )
@@ -119,10 +126,12 @@ class SlotSnapshot:
             "last_user_instruction": self.last_user_instruction,
             "step_index": self.step_index,
             "record": encode_value(self.record),
-            "record_stages": [encode_value(dataclasses.asdict(s)) for s in self.record_stages],
+            "record_stages": [_encode_fields(s) for s in self.record_stages],
             "record_steps": [encode_value(dataclasses.asdict(s)) for s in self.record_steps]
             if steps
             else [],
+            "record_worlds": encode_value(list(self.record_worlds)) if steps else [],
+            "record_scene": encode_value(self.record_scene),
             "record_logs": encode_value(list(self.record_logs)),
             "memory": encode_value(self.memory),
             "skills": None if self.skills is None else self.skills.to_data(),
@@ -146,6 +155,13 @@ class SlotSnapshot:
             else:
                 errors.append(possible[index])
         reference = data.get("reference")
+        header = decode_value(data["record"])
+        worlds = header.pop("worlds", None)  # snapshots written before worlds were kept apart
+        scene = header.pop("scene", None)
+        if worlds is None:
+            worlds = decode_value(data.get("record_worlds", []))
+        if scene is None:
+            scene = decode_value(data.get("record_scene", {}))
         return cls(
             world=_decode_world(data["world"]),
             reference=None if reference is None else _decode_world(reference),
@@ -164,12 +180,14 @@ class SlotSnapshot:
             feedback=decode_value(data["feedback"]),
             last_user_instruction=str(data["last_user_instruction"]),
             step_index=int(data["step_index"]),
-            record=decode_value(data["record"]),
+            record=header,
             record_stages=tuple(StageRecord(**decode_value(s)) for s in data["record_stages"]),
             record_steps=tuple(StepRecord(**decode_value(s)) for s in data["record_steps"]),
             record_logs=tuple(decode_value(data["record_logs"])),
             memory=decode_value(data["memory"]),
             skills=_skills_from_data(data.get("skills"), ctx),
+            record_worlds=tuple(worlds),
+            record_scene=scene,
         )
 
     def to_bytes(self, ctx: EngineContext | None = None, *, steps: bool = True) -> bytes:
@@ -185,7 +203,8 @@ class SlotSnapshot:
 
 
 _RECORD_HEADER = tuple(
-    f.name for f in dataclasses.fields(EpisodeRecord) if f.name not in ("stages", "steps", "logs")
+    f.name for f in dataclasses.fields(EpisodeRecord)
+    if f.name not in ("stages", "steps", "logs", "worlds", "scene")
 )
 
 
@@ -216,6 +235,8 @@ def capture(state: SlotState, world: Snapshot, memory: dict[str, Any] | None = N
         record_stages=tuple(copy.deepcopy(s) for s in record.stages),
         record_steps=tuple(record.steps),
         record_logs=tuple(record.logs),
+        record_worlds=tuple(record.worlds),
+        record_scene=record.scene,
         memory=copy.deepcopy(memory or {}),
         skills=None if state.skills is None else state.skills.clone(),
         task=task,
@@ -233,6 +254,8 @@ def rebuild(snapshot: SlotSnapshot, slot: int) -> SlotState:
         stages=[copy.deepcopy(s) for s in snapshot.record_stages],
         steps=list(snapshot.record_steps),
         logs=list(snapshot.record_logs),
+        worlds=list(snapshot.record_worlds),
+        scene=snapshot.record_scene,
     )
     return SlotState(
         slot=slot,
@@ -263,6 +286,12 @@ def _skills_from_data(data: dict[str, Any] | None, ctx: EngineContext) -> SkillS
     if ctx.skills is None:
         raise ValueError("the snapshot has skill state but this executor runs without skills")
     return skill_state_from_data(data, ctx.skills)
+
+
+def _encode_fields(record: StageRecord) -> dict[str, Any]:
+    """A stage record's fields (plain values), encoded: ``encode_value`` builds new containers,
+    so the deep copy of ``dataclasses.asdict`` is not needed."""
+    return encode_value({f.name: getattr(record, f.name) for f in dataclasses.fields(record)})
 
 
 def _encode_world(world: Any) -> dict[str, Any]:

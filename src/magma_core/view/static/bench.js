@@ -174,5 +174,5 @@ function trialRow(t) {
       t.episode_status && t.episode_status !== t.status ? h("span", { class: "muted" }, ` ${t.episode_status}`) : null),
     h("td", { class: "num" }, `${t.stages_passed}/${t.stages_total}`), h("td", { class: "num" }, t.tool_calls ?? ""),
     h("td", { class: "num" }, fmtInt(t.tokens)),
-    h("td", {}, t.href ? h("a", { href: t.href, "data-testid": "trial-link" }, `episode ${t.trial}`) : h("span", { class: "muted" }, "not stored")));
+    h("td", {}, t.href ? h("a", { href: t.href, "data-testid": "trial-link" }, `episode ${t.episode}`) : h("span", { class: "muted" }, "not stored")));
 }

@@ -111,3 +111,18 @@ export function statusBar(statuses, total) {
   return bar;
 }
 
+
+// The crumbs leading to a run: through its benchmark run when it holds a benchmark's trials.
+export function runCrumbs(run, name, href) {
+  const bench = run && run.benchmark;
+  if (!bench) return [["all items", "#/"], [name, href]];
+  return [["all items", "#/"], ["benchmarks", "#/kind/bench"],
+    [bench.bench, `#/benchmarks/${encodeURIComponent(bench.bench)}`], ["trials", href]];
+}
+
+// "item ID · trial k" for episode ``episode`` of a benchmark's run, else "episode N".
+export function episodeName(run, episode) {
+  const bench = run && run.benchmark;
+  const item = bench ? bench.items[Math.floor(episode / bench.trials)] : undefined;
+  return item === undefined ? `episode ${episode}` : `item ${item} · trial ${episode % bench.trials}`;
+}

@@ -1,7 +1,7 @@
 // The episode page: stages with budgets and outcomes, each decision as a chat turn, and the
 // top-down replay stepping in sync with the conversation.
 
-import { h, getJSON, fmtTime, fmtSeconds, fmtInt, pill, callSignature, setCrumbs } from "./dom.js";
+import { h, getJSON, fmtTime, fmtSeconds, fmtInt, pill, callSignature, setCrumbs, runCrumbs, episodeName } from "./dom.js";
 import { Replay } from "./replay.js";
 import { turn } from "./turns.js";
 
@@ -15,7 +15,11 @@ export async function renderEpisode(page, route) {
   try { world = await getJSON(`${base}/world`); } catch (e) { if (e.status !== 404) throw e; }
   const record = data.record, summary = data.summary;
   let siblings = [];
-  try { siblings = (await getJSON(`/api/runs/${encodeURIComponent(route.run)}`)).episodes.map((e) => e.episode); } catch (e) { /* the run page will say */ }
+  try {
+    const run = await getJSON(`/api/runs/${encodeURIComponent(route.run)}`);
+    siblings = run.episodes.map((e) => e.episode);
+    setCrumbs([...runCrumbs(run, route.run, runHref), [episodeName(run, route.episode), null]]);
+  } catch (e) { /* the run page will say */ }
   const at = siblings.indexOf(route.episode);
   const prev = at > 0 ? siblings[at - 1] : null, next = at >= 0 && at < siblings.length - 1 ? siblings[at + 1] : null;
   const steps = record.steps || [];

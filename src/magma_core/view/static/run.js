@@ -1,6 +1,6 @@
 // The run page: totals, configuration and one row per episode, filterable by status.
 
-import { h, getJSON, fmtTime, fmtAgo, fmtSeconds, fmtInt, pill, setCrumbs } from "./dom.js";
+import { h, getJSON, fmtTime, fmtAgo, fmtSeconds, fmtInt, pill, setCrumbs, runCrumbs } from "./dom.js";
 
 const COLUMNS = ["#", "seed", "status", "stages", "optimal", "acceptable", "exceeded",
   "tool calls", "decisions", "tokens", "agent wait", "wall", "finished"];
@@ -11,6 +11,7 @@ export async function renderRun(page, route) {
   const href = `#/runs/${encodeURIComponent(route.run)}`;
   setCrumbs([["all items", "#/"], [route.run, null]]);
   const run = await getJSON(`/api/runs/${encodeURIComponent(route.run)}`);
+  setCrumbs(runCrumbs(run, route.run, null));
   const eps = run.episodes;
   const sum = (key) => eps.reduce((a, e) => a + (e[key] || 0), 0);
   const successes = eps.filter((e) => e.status === "success").length;
