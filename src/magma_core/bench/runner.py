@@ -48,12 +48,12 @@ class BenchSpec:
     trials: int = 1
     slots: int = 1
     workers: int = 1
-    ray: RayCluster | None = None  # run the engine groups in actors on this Ray cluster
     seed: int = 0
     out: Path = Path("runs")
     name: str | None = None
     backend: str = "auto"
     limits: LoopLimits = field(default_factory=LoopLimits)
+    ray: RayCluster | None = None  # run the engine groups in actors on this Ray cluster
 
     def config(self) -> dict[str, Any]:
         return {"agent": self.agent, "judge": self.judge, "trials": self.trials,
