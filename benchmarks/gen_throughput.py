@@ -3,10 +3,11 @@
 Prints, per configuration: candidates (nodes) per second, successful trajectories per hour,
 and the share of wall time spent saving and restoring whole-slot snapshots (target < 10%);
 and for ``magma run`` with the trace agent on the same task: decisions per second and
-successful episodes per hour.
+successful episodes per hour. ``--task`` may be a preset or a definition (each tree, and each
+run episode, then runs its seed's task); ``--randomized`` as for ``magma gen``/``magma run``.
 
     .venv/bin/python benchmarks/gen_throughput.py [--task sorting.SortAll] [--nodes 320] [--trees 2]
-        [--noise 0.1]
+        [--noise 0.1] [--randomized]
 """
 
 from __future__ import annotations
@@ -17,20 +18,19 @@ import time
 from pathlib import Path
 
 
-def gen_once(task_name: str, slots: int, nodes: int, noise: float, trees: int, folder: Path) -> dict:
-    from magma_core.agents import NoisyTraceAgent
+def gen_once(task_name: str, slots: int, nodes: int, noise: float, trees: int, folder: Path,
+             randomized: bool = False) -> dict:
     from magma_core.gen import GenerationStore, Generator, GenSettings
-    from magma_core.scenarios import load_preset
-    from magma_core.simulation.executor import Executor
+    from magma_core.gen.assembly import prepare_generation
+    from magma_core.runs.assembly import open_executor
 
-    task = load_preset(task_name)()
-    executor = Executor(task, num_slots=slots, seed=0, backend="cpu")
+    parts = prepare_generation(task_name, f"noisy-trace:{noise}", trees=trees, randomized=randomized)
+    executor = open_executor(parts.task, slots, 0, None, "cpu")
     store = GenerationStore(folder / f"gen{slots}.db")
     store.open_generation("bench", task_name, {})
-    agent = NoisyTraceAgent(task.perfect_trace(), noise=noise, seed=0)
     settings = GenSettings(branches=2, max_nodes=nodes, trees=trees, max_per_stage=2)
     started = time.perf_counter()
-    summary = Generator(task, agent, executor, store, "bench", settings).run()
+    summary = Generator(parts.task, parts.agent, executor, store, "bench", settings, trees=parts.trees).run()
     wall = time.perf_counter() - started
     executor.close()
     store.close()
@@ -40,24 +40,20 @@ def gen_once(task_name: str, slots: int, nodes: int, noise: float, trees: int, f
             "per_hour": summary["successes"] / wall * 3600, "snapshot_share": snap / wall}
 
 
-def run_once(task_name: str, slots: int, episodes: int, folder: Path) -> dict:
-    from magma_core.agents import TraceAgent
-    from magma_core.runs.loop import RunLoop
-    from magma_core.scenarios import load_preset
-    from magma_core.simulation.executor import Executor
-    from magma_core.store import RunStore
+def run_once(task_name: str, slots: int, episodes: int, folder: Path, randomized: bool = False) -> dict:
+    from magma_core.runs import RunSpec, run
 
-    task = load_preset(task_name)()
-    executor = Executor(task, num_slots=slots, seed=0, backend="cpu")
-    store = RunStore(folder / f"run{slots}.db")
-    store.open_run("bench", task_name, {})
-    started = time.perf_counter()
-    summaries = RunLoop(task, TraceAgent(task.perfect_trace()), executor, store, "bench",
-                        episodes=episodes, seed=0).run()
-    wall = time.perf_counter() - started
-    executor.close()
-    decisions = sum(s.decisions for s in summaries)
-    successes = sum(s.status == "success" for s in summaries)
+    first: list[float] = []
+
+    def listener(event: str, episode: object, payload: object) -> None:
+        if event == "start" and not first:
+            first.append(time.perf_counter())  # the engine is up: time the episodes only
+
+    result = run(RunSpec(task_name, episodes=episodes, slots=slots, out=folder, name=f"run{slots}",
+                         backend="cpu", randomized=randomized), listener=listener)
+    wall = time.perf_counter() - first[0]
+    decisions = sum(s.decisions for s in result.summaries)
+    successes = sum(s.status == "success" for s in result.summaries)
     return {"what": f"run (trace), {slots} slots", "wall_s": wall, "units": decisions,
             "per_s": decisions / wall, "successes": successes, "per_hour": successes / wall * 3600,
             "snapshot_share": 0.0}
@@ -69,13 +65,16 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=320)
     parser.add_argument("--noise", type=float, default=0.1)
     parser.add_argument("--trees", type=int, default=2)
+    parser.add_argument("--randomized", action="store_true")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for slots in (4, 8):
-            rows.append(gen_once(args.task, slots, args.nodes, args.noise, args.trees, Path(tmp)))
-            rows.append(run_once(args.task, slots, slots, Path(tmp)))
-    print(f"task {args.task}, noisy-trace:{args.noise}, B=2, K=2, M={args.nodes}, T={args.trees}; "
+            rows.append(gen_once(args.task, slots, args.nodes, args.noise, args.trees, Path(tmp),
+                                 args.randomized))
+            rows.append(run_once(args.task, slots, slots, Path(tmp), args.randomized))
+    print(f"task {args.task}{' randomized' if args.randomized else ''}, noisy-trace:{args.noise}, "
+          f"B=2, K=2, M={args.nodes}, T={args.trees}; "
           "run: the trace agent, one episode per slot")
     print(f"{'':24} {'wall s':>8} {'nodes|decisions':>16} {'per s':>8} {'successes':>10} "
           f"{'successes/h':>12} {'snapshot share':>15}")

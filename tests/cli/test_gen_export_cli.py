@@ -27,7 +27,11 @@ def test_a_run_exports_as_chat_rows(workdir):
 def test_bad_input_is_one_line(workdir):
     for args in (["export", "nope", "--out", "st"], ["export", "x", "--format", "csv"],
                  ["gen", "cube.PickPlace", "--branches", "0"], ["gen", "cube.Nope"],
-                 ["gen", "cube.PickPlace", "--agent", "noisy-trace:7"]):
+                 ["gen", "cube.PickPlace", "--agent", "noisy-trace:7"],
+                 ["gen", "buttons.Sequence", "--randomized"],  # no randomisation config
+                 ["gen", "sorting.LongSortingJudged"],  # judged stages, no --judge
+                 ["gen", "cube.PickPlace", "--temperature", "0.5"],  # a model option, no model
+                 ["gen", "cube.PickPlace", "--concurrency", "0"]):
         done = magma(*args, cwd=workdir)
         assert done.returncode == 2, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr

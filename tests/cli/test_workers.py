@@ -298,5 +298,5 @@ def test_a_worker_that_raises_reports_where_in_one_line(tmp_path):
     failures = run_in_workers(job, range(4), 2, lambda *event: None)
     assert len(failures) == 2
     for index, line in enumerate(failures):
-        assert re.fullmatch(rf"worker {index} failed: FileExistsError: .*a-file' \(run_store\.py:\d+\)",
+        assert re.fullmatch(rf"worker {index} failed: FileExistsError: .*a-file' \(sqlite\.py:\d+\)",
                             line), line

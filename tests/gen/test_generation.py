@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from magma_core.agents.base import Agent
 from magma_core.gen import GenerationStore, Generator, GenSettings
 from magma_core.gen import scores as sc
 
@@ -124,7 +125,7 @@ def test_restored_branches_reproduce_their_siblings_recorded_outcomes(generated)
     assert checked == 6
 
 
-class _OneAtATime:
+class _OneAtATime(Agent):
     """An agent that answers one candidate per input, and records what it was asked."""
 
     def __init__(self, inner):

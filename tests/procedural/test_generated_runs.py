@@ -104,10 +104,12 @@ class PresetJudge:
         return Verdict(ok=ok, reason="checked")
 
 
+SKILL_CANONICAL = re.compile(CANONICAL.pattern.replace("detect_objects", "detect_objects|sort_all|"
+                             "clear_zone|red|green|blue|yellow|color"))
+
+
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_runs_optimal_randomised(preset, tmp_path):
-    if getattr(load_preset(preset), "skills", None):
-        pytest.skip("presets that run with skills have no randomised vocabulary yet (issue 15)")
     task = load_preset(preset)()
     tasks = EpisodeTasks(task, randomized=True)
     store = RunStore(tmp_path / "magma.db")
@@ -122,3 +124,7 @@ def test_every_preset_runs_optimal_randomised(preset, tmp_path):
         assert s.stages_passed == s.stages_total == s.optimal
     mappings = [store.episode_record("r", k)["randomization"] for k in (0, 1)]
     assert mappings[0] != mappings[1]  # each episode draws its own vocabulary
+    if getattr(task, "skills", None):  # skills, their arguments and robot statuses: public too
+        leaks = {m.group(0) for text in agent.inputs for m in SKILL_CANONICAL.finditer(text)}
+        assert agent.inputs and leaks == set()
+        assert all('"robot_statuses"' in text for text in agent.inputs)

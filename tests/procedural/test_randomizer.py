@@ -175,3 +175,42 @@ def test_translation_round_trips(seed, tool, value, words):
     assert rt.to_canonical_text(rt.to_public_text(text)) == text
     memory = {"notes": [text, {"last": value}]}
     assert rt.to_public_value(memory)["notes"][1]["last"] == rt.to_public_text(value)
+
+
+# -- skills: the agent's skill list gets a public vocabulary too ---------------------------
+def test_a_vocabulary_covers_the_skills_the_agent_sees():
+    from magma_core.runs.episode_tasks import EpisodeTasks
+    from magma_core.simulation.executor.skill_state import SkillAPI
+    from magma_core.simulation.skills import agent_tools
+    from magma_scenarios.sorting.skill_presets import SkillTwoArms
+    from magma_scenarios.sorting.skills import ClearZone
+    from magma_scenarios.sorting.skills import SortAll as SortAllSkill
+
+    task = SkillTwoArms()
+    plain = task.Tools_cls.get_api_description()
+    engine_tools = SkillAPI(plain, task.skills).descriptions()
+    assert agent_tools(plain, task.skills) == engine_tools  # one definition of the list
+    rt = RuntimeRandomizer(SpecGenerator(3).generate_random_spec(task))
+    assert [t["name"] for t in rt.get_tools()][:1] == ["cancel_current_action"]  # reserved
+    assert len(rt.get_tools()) == len(engine_tools)
+    name, arguments = rt.to_public_call("sort_all", {"color": "red, blue", "area": "zone_a"})
+    assert name in {"sort_every", "gather_all", "collect_cubes"}
+    colours = f"{rt.to_public_text('red')}, {rt.to_public_text('blue')}"  # inside one value
+    assert sorted(arguments.values()) == sorted([colours, rt.to_public_text("zone_a")])
+    assert "red" not in colours and "blue" not in colours
+    assert rt.to_canonical_call(name, arguments) == ("sort_all", {"color": "red, blue", "area": "zone_a"})
+    # a run's own skills (--skills) replace the preset's in the vocabulary
+    tasks = EpisodeTasks(SortAll(), randomized=True, skills=[ClearZone])
+    names = {e["name"] for e in tasks.vocabulary(SortAll(), 0).spec.tool_equivalence.values()}
+    assert "clear_zone" in names and SortAllSkill.spec.name not in names
+
+
+def test_robot_status_labels_get_public_skill_and_parameter_names():
+    from magma_scenarios.sorting.skill_presets import SkillSortAll
+
+    rt = RuntimeRandomizer(SpecGenerator().generate_N_spec(SkillSortAll(), config=CONFIG)[0])
+    assert rt.to_public_status("RUNNING sort_all(color=red, blue, area=zone_c)") == \
+        "RUNNING sort_every(colour=crimson, azure, region=bin_middle)"
+    assert rt.to_public_status("pick(object=red_cube) was cancelled.") == \
+        "grasp(item=crimson_cube) was cancelled."
+    assert rt.to_public_status("look (here) and f(x=1)") == "look (here) and f(x=1)"

@@ -97,3 +97,12 @@ def test_episode_tasks_are_deterministic_and_refuse_targets_without_a_config():
     with pytest.raises(ValueError, match="no randomized_config_path"):
         EpisodeTasks(bare, randomized=True)
     assert EpisodeTasks(bare).vocabulary(bare, 0) is None
+
+
+def test_a_preset_with_skills_runs_randomised_through_the_front_door(tmp_path):
+    result = run(RunSpec("sorting.SkillTwoArms", episodes=2, slots=2, out=tmp_path,
+                         randomized=True, name="skills"))
+    assert result.ok and [s.status for s in result.summaries] == ["success"] * 2
+    for record in _records(result):
+        public = {e["name"]: p for p, e in record["randomization"]["tool_equivalence"].items()}
+        assert public["sort_all"] != "sort_all" and public["cancel_current_action"] == "cancel_current_action"

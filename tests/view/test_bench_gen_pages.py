@@ -232,10 +232,22 @@ def test_generation_page_draws_the_tree_and_details_any_node(page, viewer, store
     before = float(tree.get_attribute("data-scale"))
     page.get_by_test_id("zoom-in").click()
     assert float(tree.get_attribute("data-scale")) == pytest.approx(before * 1.4, rel=1e-2)
+    world = tree.locator("g.world")
+    moved_from = world.get_attribute("transform")
+    box = tree.bounding_box()
+    page.mouse.move(box["x"] + 8, box["y"] + box["height"] - 8)  # a corner without nodes: drag pans
+    page.mouse.down()
+    page.mouse.move(box["x"] + 108, box["y"] + box["height"] - 48, steps=5)
+    page.mouse.up()
+    assert world.get_attribute("transform") != moved_from
+    assert float(tree.get_attribute("data-scale")) == pytest.approx(before * 1.4, rel=1e-2)
 
     # a deep link opens the page with the node selected
     page.goto(viewer.url + f"/#/generations/g/candidate/{best.id}")
     expect(page.get_by_test_id("detail-title")).to_have_text(f"Candidate {best.id}")
+    page.locator(".crumbs a").first.evaluate("() => { location.hash = '#/generations/g'; }")
+    expect(page.get_by_test_id("detail-title")).to_have_count(0)  # nothing selected: the hint
+    expect(tree.locator(".node.selected")).to_have_count(0)
 
 
 def test_each_decision_shows_its_exact_model_request_and_raw_reply(page, viewer, store_folder):

@@ -24,6 +24,8 @@ from typing import Any
 from magma_core.bench.episodes import GroupJob, check_items, engine_groups, run_group, worker_run
 from magma_core.bench.suite import Suite, load_suite
 from magma_core.runs import AgentOutage, LoopLimits, RunSpec
+from magma_core.runs.ray_cluster import RayCluster
+from magma_core.runs.ray_driver import episodes_on_ray
 from magma_core.runs.spec import check_run_name
 from magma_core.runs.workers import run_in_workers, worker_main
 from magma_core.store.bench_store import BenchStore, bench_run_name, open_bench_store
@@ -46,6 +48,7 @@ class BenchSpec:
     trials: int = 1
     slots: int = 1
     workers: int = 1
+    ray: RayCluster | None = None  # run the engine groups in actors on this Ray cluster
     seed: int = 0
     out: Path = Path("runs")
     name: str | None = None
@@ -171,7 +174,11 @@ def _run_one_group(spec: BenchSpec, suite: Suite, run_spec: RunSpec, store: Benc
     job = GroupJob(run_spec, items, trials, first, min(spec.slots, -(-len(episodes) // workers)),
                    Path(store.path).resolve())
     errors: list[str] = []
-    if workers == 1:
+    if spec.ray is not None:  # actors on a Ray cluster; this process stores the trials
+        errors = episodes_on_ray(spec.ray, functools.partial(run_group, job), episodes,
+                                 slots=job.slots, store=store, run_name=run_spec.run_name,
+                                 listener=listener)
+    elif workers == 1:
         try:
             run_group(job, store, episodes, listener)
         except AgentOutage as exc:

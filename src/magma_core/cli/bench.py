@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.run import non_negative_int, positive_int, run_name
 from magma_core.cli.video import VIDEO_CHOICES
 
@@ -35,14 +36,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trials", type=positive_int, default=1, help="trials per item K (1)")
     p.add_argument("--slots", type=positive_int, default=1,
                    help="trials side by side in one engine, across items (1)")
-    p.add_argument("--workers", type=positive_int, default=1,
-                   help="worker processes, --slots trials each (1)")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="worker processes (with --ray: engine actors), --slots trials each (1)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of trial 0 (0)")
     p.add_argument("--name", type=run_name, default=None, help="benchmark run name; same name resumes")
     p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
     p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
+    add_ray_option(p)
     p.set_defaults(func=run_command)
     p = bench.add_parser("report", help="metrics of benchmark runs: tables, --html, --json")
     p.add_argument("name", help="benchmark run name")
@@ -85,7 +87,8 @@ def run_command(args: Any) -> int:
             console.print(f"[red]{payload['item']}: given up after 3 infrastructure failures")
 
     spec = BenchSpec(args.suite, agent=args.agent, judge=args.judge, trials=args.trials,
-                     slots=args.slots, workers=args.workers, seed=args.seed, out=args.out,
+                     slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
+                     ray=ray_cluster_from(args, actors=args.workers),
                      name=args.name, backend=args.backend)
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "

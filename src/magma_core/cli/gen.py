@@ -1,4 +1,8 @@
-"""``magma gen PRESET``: grow trees of candidate decisions from snapshots, store them, show them."""
+"""``magma gen TARGET``: grow trees of candidate decisions from snapshots, store them, show them.
+
+TARGET is a preset or a definition (each tree's seed generates its task); the agent options
+are ``magma run``'s (model options, ``--concurrency``, ``--batch-window``, ``--agent-timeout``).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli import CliError
-from magma_core.cli.run import non_negative_int, positive_int, run_name
-
-SAMPLING_TEMPERATURE = 1.0
+from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.run import (
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    run_name,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("gen", help="generate trees of decisions (training data) with an agent")
-    parser.add_argument("target", help="scenario.Preset, e.g. sorting.SortAll")
+    parser.add_argument("target", help="scenario.Preset (e.g. sorting.SortAll) or scenario.Definition "
+                        "(e.g. sorting.LongSorting: each tree's seed generates its task)")
     parser.add_argument("--agent", default="noisy-trace",
                         help="noisy-trace[:P] (default), trace, openai:MODEL[@BASE_URL] or http://HOST:PORT")
     parser.add_argument("--judge", default=None, help="openai:MODEL[@BASE_URL] for JUDGE stages")
@@ -30,65 +40,66 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--name", type=run_name, default=None, help="generation name; same name resumes")
     parser.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
     parser.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
+    parser.add_argument("--randomized", action="store_true",
+                        help="each tree's agent sees a random public vocabulary (tool, parameter and "
+                        "object names) drawn with the tree's seed, as magma run --randomized")
+    add_agent_options(parser)
+    parser.add_argument("--concurrency", type=positive_int, default=None,
+                        help="agent requests in flight at most (default: one per slot)")
+    parser.add_argument("--batch-window", type=non_negative_float, default=0.0, metavar="SECONDS",
+                        help="gather the inputs sent within SECONDS into one request (0)")
+    parser.add_argument("--agent-timeout", type=positive_float, default=None, metavar="SECONDS",
+                        help="seconds for each request to an http/openai agent (the agent's default)")
     parser.set_defaults(func=gen)
-
-
-def build_gen_agent(spec_text: str, task: Any, seed: int) -> Any:
-    """The agent of ``--agent``; the trace agents get the preset's perfect trace, and an
-    OpenAI-compatible model without a set temperature samples at 1.0."""
-    from magma_core.agents.spec import AgentSpecError, build_agent, parse_spec
-    from magma_core.runs.assembly import build_run_agent
-
-    try:
-        spec = parse_spec(spec_text)
-    except AgentSpecError as exc:
-        raise CliError(str(exc)) from None
-    if spec.kind != "noisy-trace":
-        agent = build_run_agent(spec_text, task)
-        if spec.kind == "openai" and getattr(agent, "temperature", 0) is None:
-            agent.temperature = SAMPLING_TEMPERATURE  # B candidates must differ
-        return agent
-    trace = task.perfect_trace()
-    if trace is None:
-        raise CliError(f"task {task.name} has no perfect trace for the noisy-trace agent")
-    return build_agent(spec_text, trace=trace, check=False, seed=seed)
 
 
 def gen(args: argparse.Namespace) -> int:
     from magma_core.cli.display import make_console
     from magma_core.gen import Generator, GenSettings
-    from magma_core.runs.assembly import build_judge, check_task, load_task, open_executor
+    from magma_core.gen.assembly import prepare_generation
+    from magma_core.runs import Pacing
+    from magma_core.runs.assembly import open_executor
     from magma_core.store import open_generation_store
 
     console = make_console()
     started = time.perf_counter()
-    task = load_task(args.target)
     name = args.name or f"gen-{args.target}"
     settings = GenSettings(
         branches=args.branches, max_per_stage=args.max_per_stage, max_nodes=args.max_nodes,
         trees=args.trees, seed=args.seed, max_decisions=args.max_decisions,
     )
-    store = open_generation_store(args.out)
-    config = {**settings.shape(), "agent": args.agent, "slots": args.slots, "max_nodes": args.max_nodes,
+    pacing = Pacing(concurrency=args.concurrency, batch_window=args.batch_window)
+    shape = {**settings.shape(), "randomized": args.randomized}
+    config = {**shape, "agent": args.agent, "slots": args.slots, "max_nodes": args.max_nodes,
               "trees": args.trees}
+    parts = prepare_generation(
+        args.target, args.agent, judge=args.judge, seed=args.seed, trees=args.trees,
+        randomized=args.randomized, agent_options=chat_options_from(args).given(),
+        agent_timeout=args.agent_timeout,
+    )
+    store = open_generation_store(args.out)
     try:
-        stored = store.open_generation(name, args.target, config)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    changed = {k: (stored["config"].get(k), v) for k, v in settings.shape().items()
-               if k in stored["config"] and stored["config"][k] != v}
-    if changed:
-        raise CliError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
-                       "choose another --name")
-    judge = build_judge(args.judge)
-    check_task(task, judge, args.target)
-    agent = build_gen_agent(args.agent, task, args.seed)
-    executor = open_executor(task, args.slots, args.seed, judge, args.backend)
+        try:
+            stored = store.open_generation(name, args.target, config)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        before = {"randomized": False, **stored["config"]}
+        changed = {k: (before[k], v) for k, v in shape.items() if k in before and before[k] != v}
+        if changed:
+            raise CliError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
+                           "choose another --name")
+        executor = open_executor(parts.task, args.slots, args.seed, parts.judge, args.backend)
+    except BaseException:
+        parts.agent.close()
+        store.close()
+        raise
     console.print(f"[bold]magma gen[/] {args.target} as {name!r}: B={settings.branches} "
-                  f"slots={args.slots} K={settings.max_per_stage} M={settings.max_nodes} T={settings.trees}")
+                  f"slots={args.slots} K={settings.max_per_stage} M={settings.max_nodes} T={settings.trees}"
+                  + (" randomized" if args.randomized else ""))
     progress = _Progress(console, settings, executor.num_slots)
     try:
-        generator = Generator(task, agent, executor, store, name, settings, listener=progress)
+        generator = Generator(parts.task, parts.agent, executor, store, name, settings,
+                              listener=progress, trees=parts.trees, pacing=pacing)
         summary = generator.run()
         store.update_generation(name, config, finished=True)
         progress.done()
@@ -101,7 +112,7 @@ def gen(args: argparse.Namespace) -> int:
         )
     finally:
         executor.close()
-        agent.close()
+        parts.agent.close()
         store.close()
     return 0
 

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         notice = ""
     check_task(task, judge, args.preset)
-    skills = task_skills(args.preset, task, args.skills)
+    skills = task_skills(args.preset, args.skills)
     executor = open_executor(task, args.slots, args.seed, judge, "auto", skills=skills)
     try:
         return Repl(executor, sys.stdout, notice).loop(sys.stdin)

@@ -7,6 +7,8 @@ sent with them; those are the preset's (loaded by name), with the robots the rec
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +34,12 @@ def load_forest(store_path: Path, name: str) -> ExportForest:
 
 
 def _from_generation(store: GenerationStore, name: str, generation: dict[str, Any]) -> ExportForest:
-    forest = ExportForest(sources=[{"kind": "generation", "name": name, "target": generation["target"],
-                                    "config": generation["config"]}])
+    source: dict[str, Any] = {"kind": "generation", "name": name, "target": generation["target"],
+                              "config": generation["config"]}
+    trees = store.trees(name)
+    if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomised generation
+        source["trees"] = [_tree_source(t, generation["target"]) for t in trees]
+    forest = ExportForest(sources=[source])
     for s in store.situations(name):
         key = f"{name}:s{s.id}"
         parent = f"{name}:c{s.parent}" if s.parent is not None else None
@@ -49,6 +55,18 @@ def _from_generation(store: GenerationStore, name: str, generation: dict[str, An
             next_situation=f"{name}:s{c.next_situation}" if c.next_situation is not None else None,
         )
     return forest
+
+
+def _tree_source(tree: dict[str, Any], target: str) -> dict[str, Any]:
+    """What the manifest says about a tree: its seed, its task (name and the SHA-256 of its
+    stored JSON) and the vocabulary mapping its agent saw."""
+    task = tree["task"]
+    return {
+        "tree": tree["tree"], "seed": tree["seed"],
+        "task": json.loads(task)["name"] if task else target,
+        "task_sha256": hashlib.sha256(task.encode()).hexdigest() if task else None,
+        "randomization": json.loads(tree["vocabulary"]) if tree["vocabulary"] else None,
+    }
 
 
 def _from_run(store_path: Path, name: str) -> ExportForest:

@@ -1,10 +1,14 @@
 """Branching generation: trees of situations and candidate decisions, executed from snapshots.
 
-One tree per seed. Each situation (an agent input plus the whole-slot snapshot it resumes) is
-asked for B candidates; each candidate is executed in a free slot restored from its
-situation's snapshot, and its outcome becomes the next situation with its own snapshot. One
-thread owns the trees, the slots and the store; agent requests run concurrently in a thread
-pool (several situations per request), so slots execute while the agent thinks.
+One tree per seed; a definition's tree runs the task its seed generates, and with
+``randomized`` its agent sees the tree's public vocabulary (:mod:`magma_core.gen.trees`). Each
+situation (an agent input plus the whole-slot snapshot it resumes, which names the tree's task
+and vocabulary) is asked for B candidates; each candidate is executed in a free slot restored
+from its situation's snapshot, and its outcome becomes the next situation with its own
+snapshot. One thread owns the trees, the slots and the store; agent requests go through
+``magma run``'s in-flight pipeline (:class:`~magma_core.runs.pipeline.SlotPipeline`, paced by
+a :class:`~magma_core.runs.pipeline.Pacing`: concurrency, batch window, retries of inputs
+that got no answer, outage), keyed by situation, so slots execute while the agent thinks.
 
 Scheduling: open situations are asked breadth-first (depth, then tree, then id) while the node
 budget M allows; ready candidates are executed together, up to one per slot, in the same
@@ -23,19 +27,20 @@ from __future__ import annotations
 import copy
 import heapq
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.agents.base import Agent
+from magma_core.agents.base import Agent, error_output
 from magma_core.gen import scores as sc
-from magma_core.protocol.agent import AgentInput, AgentOutput, AgentRequest
-from magma_core.runs.loop import OUTAGE_CODES, AgentOutage, build_input, initial_memory
+from magma_core.gen.trees import TreeTask, TreeTasks, TreeTraceAgent
+from magma_core.protocol.agent import AgentInput, AgentOutput
+from magma_core.runs.loop import build_input, initial_memory
+from magma_core.runs.pipeline import Pacing, SlotPipeline
 from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
 from magma_core.simulation.executor.snapshots import SlotSnapshot
+from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.store.generation_store import (
     CLOSED,
     OPEN,
@@ -67,9 +72,6 @@ class GenSettings:
     seed: int = 0
     max_idle_decisions: int = 3
     max_decisions: int = 60
-    agent_concurrency: int = 4
-    situations_per_request: int = 8
-    max_agent_failures: int = 3
     single_output: bool = False  # ask once per candidate (also when the agent says so)
 
     def shape(self) -> dict[str, Any]:
@@ -102,7 +104,12 @@ Listener = Callable[[str, dict[str, Any]], None]
 
 
 class Generator:
-    """Grows the trees of generation ``name`` for ``task`` with ``agent`` on ``executor``."""
+    """Grows the trees of generation ``name`` for ``task`` with ``agent`` on ``executor``.
+
+    ``trees``: what each tree runs (default: ``task`` in canonical names); with a randomised
+    ``trees`` the executor is used behind the public-vocabulary seam. ``pacing``: how agent
+    requests go out (as for ``magma run``; default one in flight per slot).
+    """
 
     def __init__(
         self,
@@ -113,9 +120,16 @@ class Generator:
         name: str,
         settings: GenSettings,
         listener: Listener | None = None,
+        *,
+        trees: TreeTasks | None = None,
+        pacing: Pacing | None = None,
     ) -> None:
+        self.trees = trees or TreeTasks(task)
+        if self.trees.randomized and not isinstance(executor, PublicVocabularyExecutor):
+            executor = PublicVocabularyExecutor(executor)  # not closed here: the caller's engine
         self.task, self.agent, self.executor, self.store = task, agent, executor, store
         self.name, self.settings = name, settings
+        self.pacing = pacing or Pacing()
         self.listener = listener or (lambda event, payload: None)
         self.timings = {"restore_s": 0.0, "snapshot_s": 0.0, "submit_s": 0.0, "store_s": 0.0,
                         "agent_wait_s": 0.0}
@@ -124,13 +138,12 @@ class Generator:
         self._parked: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (tree, stage) -> (rank, id)
         self._started: dict[tuple[int, int], int] = {}
         self._ready: deque[_Ready] = deque()
-        self._futures: dict[Future, list[int]] = {}
+        self._tree: dict[int, TreeTask] = {}
+        self._text_only: dict[int, list[bool]] = {}  # per tree: its stages' text-only flags
         self._nodes = 0  # candidates stored or in flight
-        self._outages = 0
         self.executed = 0
         self.successes = 0
         self.busy = 0  # slots used by the last batch
-        self._text_only = [bool(stage.is_text_only()) for stage in executor.stages]
         try:
             capabilities = agent.info().capabilities
         except Exception:  # an agent that cannot tell: assume protocol 2.0's num_outputs works
@@ -138,7 +151,20 @@ class Generator:
         self._single_output = settings.single_output or capabilities.get("num_outputs") is False
 
     # -- setup and resume --------------------------------------------------------------------
+    def _add_tree(self, tree: int, tree_task: TreeTask) -> None:
+        self._tree[tree] = tree_task
+        self._text_only[tree] = [bool(stage.is_text_only())
+                                 for stage in self.executor.stages_for(tree_task.task)]
+        if isinstance(self.agent, TreeTraceAgent):
+            self.agent.add_tree(tree, tree_task.reference_trace())
+
+    def _bind(self, node: _Situation) -> None:
+        if isinstance(self.agent, TreeTraceAgent):
+            self.agent.bind(node.id, node.tree)
+
     def _load(self) -> None:
+        for t in self.store.trees(self.name):
+            self._add_tree(t["tree"], self.trees.load(t["seed"], t["task"], t["vocabulary"]))
         situations = self.store.situations(self.name)
         candidates = self.store.candidates(self.name)
         self._next_situation = max((s.id for s in situations), default=-1) + 1
@@ -157,6 +183,7 @@ class Generator:
                 continue
             node = _Situation(s.id, s.tree, s.stage, s.depth, s.idle, s.agent_input,
                               stored=stored.get(s.id, set()))
+            self._bind(node)
             if s.status == PARKED:
                 self._parked.setdefault((s.tree, parent.stage if parent else s.stage), []).append(
                     (_rank(parent.end_status if parent else sc.OPTIMAL), s.id))
@@ -165,17 +192,22 @@ class Generator:
                 self._enqueue(node)
 
     def _plant_trees(self) -> None:
-        have = {t["tree"] for t in self.store.trees(self.name)}
         for tree in range(self.settings.trees):
-            if tree in have:
+            if tree in self._tree:
                 continue
-            seed = self.settings.seed + tree
-            self.executor.reset_slot(0, seed)
-            memory = initial_memory(self.task)
+            tree_task = self.trees.new(self.settings.seed + tree)
+            self._add_tree(tree, tree_task)
+            if self.trees.randomized:
+                self.executor.set_vocabulary(0, tree_task.vocabulary)
+            self.executor.reset_slot(0, tree_task.seed, task=tree_task.task)
+            memory = initial_memory(tree_task.task)
+            if tree_task.vocabulary is not None:
+                memory = tree_task.vocabulary.to_public_value(memory)
             node = self._new_situation(tree, stage=0, depth=0, idle=0, memory=memory, slot=0)
             situation = NewSituation(node.id, tree, None, 0, 0, 0, OPEN, None, node.agent_input,
                                      self._serialise(node.snapshot))
-            self.store.add_tree(self.name, tree, seed, self.executor.tool_descriptions, situation)
+            self.store.add_tree(self.name, tree, tree_task.seed, node.agent_input["tools"], situation,
+                                task=tree_task.stored_task(), vocabulary=tree_task.stored_vocabulary())
             self._enqueue(node)
 
     def _new_situation(
@@ -190,7 +222,9 @@ class Generator:
         view = self.executor.agent_view(slot)
         agent_input = build_input(sid, view, memory).model_dump()
         agent_input["num_outputs"] = self.settings.branches
-        return _Situation(sid, tree, stage, depth, idle, agent_input, snapshot)
+        node = _Situation(sid, tree, stage, depth, idle, agent_input, snapshot)
+        self._bind(node)
+        return node
 
     def _serialise(self, snapshot: SlotSnapshot | None) -> bytes:
         start = time.perf_counter()
@@ -205,23 +239,24 @@ class Generator:
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        """Grow every tree until the caps or the branch ends stop it; return the counts."""
+        """Grow every tree until the caps or the branch ends stop it; return the counts.
+
+        Raises :class:`~magma_core.runs.pipeline.AgentOutage` when the agent cannot be reached
+        for any waiting situation (see :class:`Pacing`): what is stored stays, and the same
+        call resumes."""
         self._load()
         self._plant_trees()
         started = time.perf_counter()
-        pool = ThreadPoolExecutor(max_workers=max(1, self.settings.agent_concurrency))
-        try:
+        with SlotPipeline(self.agent, self.pacing, self.executor.num_slots) as pipeline:
             while True:
-                self._ask(pool)
+                self._ask(pipeline)
                 if self._ready:
                     self._execute()
-                    self._collect(block=False)
-                elif self._futures:
-                    self._collect(block=True)
+                    self._collect(pipeline, block=False)
+                elif pipeline.waiting:
+                    self._collect(pipeline, block=True)
                 elif not self._release_parked():
                     break
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
         self.finish()
         return {**self.store.counts(self.name), "executed": self.executed,
                 "wall_s": time.perf_counter() - started, **self.timings}
@@ -237,85 +272,55 @@ class Generator:
         self.store.set_scores(self.name, {cid: sc.results_to_json(r) for cid, r in results.items()})
         self.timings["store_s"] += time.perf_counter() - start
 
-    def _ask(self, pool: ThreadPoolExecutor) -> None:
-        """Send requests for open situations, breadth-first, while the node budget allows.
+    def _ask(self, pipeline: SlotPipeline) -> None:
+        """Ask open situations, breadth-first, while the node budget allows; at most twice
+        as many inputs wait as requests may be in flight, so what is asked next is still
+        chosen breadth-first when answers come back.
 
-        Several situations go in one request with ``num_outputs`` B; an agent that cannot
-        give several candidates (``single_output``) is asked once per candidate instead.
+        A situation's input asks for its missing candidates at once (``num_outputs``; its
+        key in the pipeline is ``(situation, indices)``); an agent that cannot give several
+        (``single_output``) is asked once per candidate instead.
         """
         s = self.settings
-        while self._queue and len(self._futures) < max(1, s.agent_concurrency):
-            inputs: list[AgentInput] = []
-            asked: list[tuple[int, list[int]]] = []
-            while self._queue and len(inputs) < s.situations_per_request:
-                budget = s.max_nodes - self._nodes
-                if budget <= 0:
-                    break
-                _, _, sid = heapq.heappop(self._queue)
-                node = self._open[sid]
-                node.queued = False
-                free = [i for i in range(s.branches) if i not in node.stored and i not in node.pending]
-                indices = free[:budget]
-                if not indices:
-                    continue
-                node.pending.update(indices)
-                self._nodes += len(indices)
-                if self._single_output:
-                    for i in indices:
-                        request = AgentRequest(request_id=uuid.uuid4().hex, inputs=[
-                            AgentInput.model_validate(dict(node.agent_input, num_outputs=1))])
-                        self._futures[pool.submit(self._respond, request)] = [(sid, [i])]
-                    continue
-                inputs.append(AgentInput.model_validate(dict(node.agent_input, num_outputs=max(indices) + 1)))
-                asked.append((sid, indices))
-            if not inputs:
-                if not self._queue or s.max_nodes - self._nodes <= 0:
-                    return
+        room = 2 * max(self.pacing.concurrency or self.executor.num_slots, self.executor.num_slots)
+        while self._queue and len(pipeline.waiting) < room:
+            budget = s.max_nodes - self._nodes
+            if budget <= 0:
+                return
+            _, _, sid = heapq.heappop(self._queue)
+            node = self._open[sid]
+            node.queued = False
+            free = [i for i in range(s.branches) if i not in node.stored and i not in node.pending]
+            indices = free[:budget]
+            if not indices:
                 continue
-            request = AgentRequest(request_id=uuid.uuid4().hex, inputs=inputs)
-            self._futures[pool.submit(self._respond, request)] = asked
+            node.pending.update(indices)
+            self._nodes += len(indices)
+            if self._single_output:
+                for i in indices:
+                    pipeline.ask((sid, (i,)), AgentInput.model_validate(dict(node.agent_input, num_outputs=1)))
+            else:
+                pipeline.ask((sid, tuple(indices)),
+                             AgentInput.model_validate(dict(node.agent_input, num_outputs=max(indices) + 1)))
 
-    def _respond(self, request: AgentRequest) -> list[AgentOutput] | Exception:
-        try:
-            return list(self.agent.respond(request).validate_request(request))
-        except Exception as exc:  # a broken agent must not end the generation
-            return exc
-
-    def _collect(self, block: bool) -> None:
-        if not self._futures:
-            return
+    def _collect(self, pipeline: SlotPipeline, block: bool) -> None:
+        """Take the answers that arrived (waiting for one when ``block``). A candidate the
+        agent did not answer becomes an invalid candidate (``missing_output``)."""
         start = time.perf_counter()
-        done, _ = wait(list(self._futures), timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        answers = pipeline.answers(timeout=None if block else 0)
         self.timings["agent_wait_s"] += time.perf_counter() - start
-        for future in done:
-            asked = self._futures.pop(future)
-            result = future.result()
-            outputs = [] if isinstance(result, Exception) else result
-            by_situation: dict[int, list[AgentOutput]] = {}
-            for output in outputs:
-                by_situation.setdefault(output.source_id, []).append(output)
-            unreachable = isinstance(result, Exception)
-            for sid, indices in asked:
-                node = self._open[sid]
-                got = by_situation.get(sid, [])
-                if len(indices) == 1 and len(got) == 1:  # asked once per candidate
-                    got = [got[0].model_copy(update={"candidate_index": indices[0]})]
-                got = [o for o in got if o.candidate_index in indices]
-                if len(got) < len(indices) or any(
-                    o.status == "error" and o.error and o.error.code in OUTAGE_CODES for o in got
-                ):
-                    unreachable = True
-                    node.pending.difference_update(indices)
-                    self._nodes -= len(indices)
-                    if not node.queued:
-                        node.queued = True
-                        heapq.heappush(self._queue, (node.depth, node.tree, node.id))
-                    continue
-                self._ready.extend(_Ready(sid, o) for o in got)
-            self._outages = self._outages + 1 if unreachable else 0
-            if self._outages >= self.settings.max_agent_failures:
-                reason = result if isinstance(result, Exception) else "outage codes in its outputs"
-                raise AgentOutage(f"the agent could not be reached {self._outages} times in a row ({reason})")
+        for answer in answers:
+            sid, indices = answer.slot
+            node = self._open[sid]
+            got = list(answer.outputs)
+            if len(indices) == 1 and len(got) == 1:  # asked once per candidate
+                got = [got[0].model_copy(update={"candidate_index": indices[0]})]
+            by_index = {o.candidate_index: o for o in got if o.candidate_index in indices}
+            agent_input = AgentInput.model_validate(node.agent_input)
+            for i in indices:
+                output = by_index.get(i) or error_output(
+                    "", agent_input, i, "missing_output", "the agent returned no output for this candidate")
+                self._ready.append(_Ready(sid, output))
 
     # -- execution ---------------------------------------------------------------------------
     def _execute(self) -> None:
@@ -349,7 +354,11 @@ class Generator:
             if blob is None:
                 raise RuntimeError(f"situation {node.id} of {self.name!r} has no stored snapshot")
             start = time.perf_counter()
-            node.snapshot = self.executor.snapshot_from_bytes(blob)
+            tree = self._tree[node.tree]
+            if self.trees.randomized:
+                node.snapshot = self.executor.snapshot_from_bytes(blob, tree.task, tree.vocabulary)
+            else:
+                node.snapshot = self.executor.snapshot_from_bytes(blob, tree.task)
             self.timings["restore_s"] += time.perf_counter() - start
         return node.snapshot
 
@@ -366,7 +375,7 @@ class Generator:
         node = self._open[item.situation]
         episode = self.executor.status(slot)
         acted = not isinstance(decision, DecisionError) and bool(decision.tool_calls)
-        idle = 0 if acted or self._text_only[node.stage] else node.idle + 1
+        idle = 0 if acted or self._text_only[node.tree][node.stage] else node.idle + 1
         depth = node.depth + 1
         finished = outcome.stage_success is StageSuccess.FINISH
         if finished:

@@ -40,15 +40,16 @@ def load_task(target: str) -> BaseTask:
         raise UserError(f"preset {target} is not a valid task: {exc}") from None
 
 
-def load_episode_tasks(spec: RunSpec) -> EpisodeTasks | None:
+def load_episode_tasks(spec: RunSpec, skills: list[type] | None = None) -> EpisodeTasks | None:
     """What each episode runs when it is not one fixed task in canonical names (the target is
-    a definition, or the run is randomised); None for a plain preset run."""
+    a definition, or the run is randomised; ``skills``: the run's own, see
+    :func:`task_skills`); None for a plain preset run."""
     target_cls = load_target(spec.target)
     if not issubclass(target_cls, TaskDefinition) and not spec.randomized:
         return None
     try:
         target = target_cls()
-        return EpisodeTasks(target, randomized=spec.randomized)
+        return EpisodeTasks(target, randomized=spec.randomized, skills=skills)
     except (TypeError, ValueError) as exc:
         raise UserError(f"{spec.target}: {exc}") from None
 
@@ -119,7 +120,8 @@ class RunParts:
 def prepare(spec: RunSpec) -> RunParts:
     """Build and check the run's task, judge and agent: the task is valid, has the judge it
     needs, and the agent is usable (``http``/``openai``: ``agent.check()``)."""
-    episode_tasks = load_episode_tasks(spec)
+    skills = task_skills(spec.target, spec.skills)
+    episode_tasks = load_episode_tasks(spec, skills)
     if episode_tasks is None:
         task = load_task(spec.target)
     else:
@@ -136,12 +138,11 @@ def prepare(spec: RunSpec) -> RunParts:
     else:
         agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options,
                                 timeout=spec.agent_timeout)
-    skills = task_skills(spec.target, task, spec.skills)
     return RunParts(task, agent, judge, getattr(agent, "check_warning", None), skills,
                     episode_tasks=episode_tasks)
 
 
-def task_skills(target: str, task: BaseTask, names: Sequence[str] | None) -> list[type] | None:
+def task_skills(target: str, names: Sequence[str] | None) -> list[type] | None:
     """The skill classes ``names`` of the scenario (``["all"]``: every one); None when no
     names are given: the engine then uses the preset's own ``skills``, if any."""
     return None if names is None else load_skills(target, list(names))

@@ -47,7 +47,9 @@ def run(spec: RunSpec, listener: Listener | None = None) -> RunResult:
     ``listener(event, episode, payload)`` sees ``"warning"`` (None, text) and ``"begin"``
     (None, :class:`RunPlan`) first, then per episode ``"start"`` (its view), ``"step"`` (each
     ``StepOutcome``) and ``"end"`` (its ``EpisodeSummary``). With ``workers`` > 1 the
-    episode and payloads are small picklable notes with the same fields the display reads.
+    episode and payloads are small picklable notes with the same fields the display reads;
+    on Ray (``spec.ray``) likewise, and each engine actor adds ``"actor"`` (None, its
+    :class:`~magma_core.runs.ray_actors.ActorNote`) as it starts.
 
     Raises :class:`~magma_core.user_error.UserError` for anything the user can fix, before
     any episode starts. An agent outage or a failed worker is reported in

@@ -28,11 +28,13 @@ from magma_core.simulation.tasks import BaseTask, GeneratedTask, TaskDefinition
 class EpisodeTasks:
     """The task and vocabulary of each episode seed (deterministic: same seed, same pair)."""
 
-    def __init__(self, target: BaseTask | TaskDefinition, randomized: bool = False) -> None:
+    def __init__(self, target: BaseTask | TaskDefinition, randomized: bool = False,
+                 skills: list[type] | None = None) -> None:
         if not isinstance(target, (BaseTask, TaskDefinition)):
             raise TypeError(f"a run target is a BaseTask or a TaskDefinition, got {type(target).__name__}")
         self.target = target
         self.randomized = randomized
+        self.skills = skills  # the run's skills when not the task's own (vocabularies cover them)
         if randomized and not getattr(target, "randomized_config_path", ""):
             raise ValueError(f"{target.name} has no randomized_config_path: it cannot run --randomized")
 
@@ -54,7 +56,7 @@ class EpisodeTasks:
             return self.target  # type: ignore[return-value]
         task = self.target.generate(seed)  # type: ignore[union-attr]
         if self.randomized:
-            spec = SpecGenerator(seed).generate_random_spec(task)
+            spec = SpecGenerator(seed).generate_random_spec(task, skills=self.skills)
             task = task.with_randomization(spec.to_dict())
         return task
 
@@ -65,7 +67,7 @@ class EpisodeTasks:
             return None
         mapping = task.randomization if isinstance(task, GeneratedTask) else None
         if mapping is None:
-            mapping = SpecGenerator(seed).generate_random_spec(task).to_dict()
+            mapping = SpecGenerator(seed).generate_random_spec(task, skills=self.skills).to_dict()
         return RuntimeRandomizer(RandomizationSpec.from_dict(mapping))
 
 

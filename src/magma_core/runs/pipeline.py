@@ -122,15 +122,18 @@ class SlotPipeline:
         """The slots waiting for an answer (retries included)."""
         return set(self._waiting)
 
-    def answers(self) -> list[SlotAnswer]:
+    def answers(self, timeout: float | None = None) -> list[SlotAnswer]:
         """Wait for answers; return every one that arrived (at least one). Retries inputs that
         got no answer; raises :class:`AgentOutage` (see the module doc). Returns [] at once
-        when no slot is waiting."""
+        when no slot is waiting, and after ``timeout`` seconds (0: only what is there now)
+        when none arrived."""
+        deadline = None if timeout is None else time.perf_counter() + timeout
         while self._waiting:
             now = time.perf_counter()
             self._send_due_retries(now)
             self._check_outage(now)
-            arrivals = self._requests.receive(self._wait_s(now))
+            wait = self._wait_s(now) if deadline is None else max(0.0, min(self._wait_s(now), deadline - now))
+            arrivals = self._requests.receive(wait)
             done: list[SlotAnswer] = []
             for arrival in arrivals:
                 state = self._waiting.get(arrival.key)
@@ -146,6 +149,8 @@ class SlotPipeline:
                                        state.failed))
             if done:
                 return done
+            if deadline is not None and time.perf_counter() >= deadline:
+                return []
         return []
 
     def close(self) -> None:

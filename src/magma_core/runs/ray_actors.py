@@ -8,7 +8,8 @@ the driver through a :class:`Channel` in the worker processes' protocol
 receives a unit (an episode index, a benchmark trial, a generation tree) or None when none
 is left; it sends ``("event", name, note, payload)`` for the live display,
 ``("result", unit, payload)`` for each finished unit (the driver alone writes the store),
-then ``("done",)`` or ``("error", line)``. The driver collects the messages with
+then ``("done",)`` or ``("error", line)``; its first message is the event ``"actor"``
+(an :class:`ActorNote`: where it runs). The driver collects the messages with
 :meth:`UnitActor.take`.
 """
 
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 import os
 import queue
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -46,6 +48,15 @@ class Channel:
 
     def recv(self) -> Any:
         return self.units.get()
+
+
+@dataclass(frozen=True)
+class ActorNote:
+    """The payload of the ``"actor"`` event an actor sends as its job starts."""
+
+    seat: int
+    pid: int
+    host: str
 
 
 class Job(Protocol):
@@ -93,6 +104,8 @@ class UnitActor:
 
     def _main(self) -> None:
         one_intra_op_thread()
+        self.channel.send(("event", "actor", None, ActorNote(self.index, os.getpid(),
+                                                             socket.gethostname())))
         try:
             self.job.run(self.index, units_from_driver(self.channel), self.channel)
             self.channel.send(("done",))
@@ -120,19 +133,27 @@ class EpisodeSink:
 
 
 @dataclass(frozen=True)
-class RunJob:
-    """``magma run --ray``'s job: episodes of ``spec`` in one engine of ``slots`` slots,
-    built by :func:`~magma_core.runs.assembly.prepare` and run by
-    :func:`~magma_core.runs.assembly.run_episodes`, as in a worker process."""
+class EpisodeJob:
+    """A job whose units are episodes of one run-store run: ``run_episodes(store, units,
+    listener)`` runs them in one engine of ``slots`` slots (a picklable callable, e.g. a
+    ``functools.partial`` of a module function), storing each in the :class:`EpisodeSink`
+    that stands for the store, so that finished episodes go to the driver."""
 
-    spec: RunSpec
+    run_episodes: Callable[[Any, Iterator[int], Any], Any]
     slots: int
 
     def run(self, index: int, units: Iterator[Any], channel: Channel) -> None:
-        parts = prepare(self.spec)
-        try:
-            run_episodes(self.spec, parts, EpisodeSink(channel), slots=self.slots,  # type: ignore[arg-type]
-                         listener=event_sender(channel, index * self.slots),  # type: ignore[arg-type]
-                         episode_source=units)
-        finally:
-            parts.close()
+        self.run_episodes(EpisodeSink(channel), units,
+                          event_sender(channel, index * self.slots))  # type: ignore[arg-type]
+
+
+def spec_episodes(spec: RunSpec, slots: int, store: Any, units: Iterator[int],
+                  listener: Any) -> None:
+    """``magma run``'s episodes in an actor: the task, agent and judge built by
+    :func:`~magma_core.runs.assembly.prepare`, the engine by
+    :func:`~magma_core.runs.assembly.run_episodes`, as in a worker process."""
+    parts = prepare(spec)
+    try:
+        run_episodes(spec, parts, store, slots=slots, listener=listener, episode_source=units)
+    finally:
+        parts.close()

@@ -57,9 +57,10 @@ def import_ray() -> ModuleType:
 
 
 def connect(cluster: RayCluster) -> bool:
-    """Connect this process to ``cluster`` (once; a process already connected stays on its
-    cluster). Returns whether this call connected, i.e. whether :func:`disconnect` should
-    follow. A cluster that cannot be reached is a :class:`UserError`."""
+    """Connect this process to ``cluster``, once: a process stays on the first cluster it
+    joins (a local one it started stops when it exits, or at :func:`disconnect`), so a
+    benchmark's or a Python caller's successive runs share it. Returns whether this call
+    connected. A cluster that cannot be reached is a :class:`UserError`."""
     ray = import_ray()
     if ray.is_initialized():
         return False

@@ -17,13 +17,14 @@ one line and its units in flight are not retried, as with worker processes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.runs.ray_actors import Job, RunJob, UnitActor
-from magma_core.runs.ray_cluster import RayCluster, cluster_cpus, connect, disconnect, import_ray
+from magma_core.runs.ray_actors import EpisodeJob, Job, UnitActor, spec_episodes
+from magma_core.runs.ray_cluster import RayCluster, cluster_cpus, connect, import_ray
 from magma_core.runs.spec import RunSpec
 from magma_core.store import RunStore
 
@@ -92,7 +93,8 @@ def drive_units(
             handle = calls.pop(ready[0])
             try:
                 messages = ray.get(ready[0])
-            except ray.exceptions.RayActorError as exc:
+            except ray.exceptions.RayError as exc:  # died, unreachable, unschedulable
+                ray.kill(handle.actor)  # one that is only unreachable must not run on
                 lost = _requeue(handle, pending, attempts, max_attempts, failures, unit_word)
                 line = f"Ray actor {handle.seat} died ({_reason(exc)})"
                 if lost:
@@ -188,24 +190,40 @@ def actor_count(cluster: RayCluster, units: int, concurrency: int | None,
 
 def run_on_ray(spec: RunSpec, store: RunStore, todo: list[int], listener: Listener) -> list[str]:
     """The ``todo`` episodes of ``spec`` on ``spec.ray``'s cluster, each actor an engine of
-    ``spec.slots`` slots; the episodes are stored here as they end. Returns failure lines."""
+    ``spec.slots`` slots, ``--concurrency`` split across the actors; the episodes are stored
+    here as they end. Returns failure lines."""
     assert spec.ray is not None
-    connected = connect(spec.ray)
-    try:
-        actors = actor_count(spec.ray, len(todo), spec.pacing.concurrency, listener)
-        slots = min(spec.slots, -(-len(todo) // actors))
-        shares = split(spec.pacing.concurrency, actors)
-        name = spec.run_name
+    connect(spec.ray)
+    actors = actor_count(spec.ray, len(todo), spec.pacing.concurrency, listener)
+    slots = min(spec.slots, -(-len(todo) // actors))
+    shares = split(spec.pacing.concurrency, actors)
 
-        def make_job(seat: int) -> RunJob:
-            pacing = dataclasses.replace(spec.pacing, concurrency=shares[seat])
-            return RunJob(dataclasses.replace(spec, ray=None, pacing=pacing), slots)
+    def make_job(seat: int) -> EpisodeJob:
+        pacing = dataclasses.replace(spec.pacing, concurrency=shares[seat])
+        seat_spec = dataclasses.replace(spec, ray=None, pacing=pacing)
+        return EpisodeJob(functools.partial(spec_episodes, seat_spec, slots), slots)
 
-        def save(episode: Any, payload: Any) -> None:
-            summary, record, rows = payload
-            store.save_episode(name, summary, record, rows)
+    return drive_units(make_job, todo, actors=actors, listener=listener,
+                       on_result=_saver(store, spec.run_name))
 
-        return drive_units(make_job, todo, actors=actors, listener=listener, on_result=save)
-    finally:
-        if connected:
-            disconnect()
+
+def episodes_on_ray(cluster: RayCluster, run_episodes: Callable[[Any, Any, Any], Any],
+                    episodes: Sequence[int], *, slots: int, store: RunStore, run_name: str,
+                    listener: Listener) -> list[str]:
+    """``episodes`` of the store's run ``run_name`` on ``cluster``: each actor calls
+    ``run_episodes(store, episode_source, listener)`` (picklable; e.g. the benchmark's
+    engine group) with a stand-in store, and this process stores each episode as it ends.
+    Returns failure lines."""
+    connect(cluster)
+    actors = actor_count(cluster, len(episodes), None, listener)
+    job = EpisodeJob(run_episodes, slots)
+    return drive_units(lambda seat: job, episodes, actors=actors, listener=listener,
+                       on_result=_saver(store, run_name))
+
+
+def _saver(store: RunStore, run_name: str) -> OnResult:
+    def save(episode: Any, payload: Any) -> None:
+        summary, record, rows = payload
+        store.save_episode(run_name, summary, record, rows)
+
+    return save

@@ -125,21 +125,33 @@ def _import_target(target: str) -> Any:
         raise ScenarioError(f"{module_name} has no {attr}") from None
 
 
+def _import_class(target: str, base: type) -> type:
+    """The class ``target`` (``module:attr``) names, which must subclass ``base``."""
+    cls = _import_target(target)
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise ScenarioError(f"{target} is not a {base.__name__} subclass")
+    return cls
+
+
+def _load_named(component: str, kind: str, base: type) -> type:
+    """``"scenario.Name"`` from the manifest's ``kind``s (``preset`` or ``definition``): its
+    envs registered, its class imported and checked against ``base``."""
+    scenario_id, name = _split(component)
+    manifest = get_scenario(scenario_id)
+    targets = getattr(manifest, f"{kind}s")
+    if name not in targets:
+        known = ", ".join(sorted(targets)) or "none"
+        raise ScenarioError(f"scenario {scenario_id!r} has no {kind} {name!r} ({kind}s: {known})")
+    register_environments(scenario_id)
+    return _import_class(targets[name], base)
+
+
 def load_preset(component: str) -> type:
     """Load ``"scenario.Name"``: register the scenario's envs, import the class, check it is a
     ``BaseTask`` subclass, return the class."""
     from magma_core.simulation.tasks import BaseTask
 
-    scenario_id, name = _split(component)
-    manifest = get_scenario(scenario_id)
-    if name not in manifest.presets:
-        known = ", ".join(sorted(manifest.presets)) or "none"
-        raise ScenarioError(f"scenario {scenario_id!r} has no preset {name!r} (presets: {known})")
-    register_environments(scenario_id)
-    cls = _import_target(manifest.presets[name])
-    if not (isinstance(cls, type) and issubclass(cls, BaseTask)):
-        raise ScenarioError(f"{manifest.presets[name]} is not a BaseTask subclass")
-    return cls
+    return _load_named(component, "preset", BaseTask)
 
 
 def load_definition(component: str) -> type:
@@ -147,18 +159,7 @@ def load_definition(component: str) -> type:
     class, check it is a ``TaskDefinition`` subclass, return the class."""
     from magma_core.simulation.tasks import TaskDefinition
 
-    scenario_id, name = _split(component)
-    manifest = get_scenario(scenario_id)
-    if name not in manifest.definitions:
-        known = ", ".join(sorted(manifest.definitions)) or "none"
-        raise ScenarioError(
-            f"scenario {scenario_id!r} has no definition {name!r} (definitions: {known})"
-        )
-    register_environments(scenario_id)
-    cls = _import_target(manifest.definitions[name])
-    if not (isinstance(cls, type) and issubclass(cls, TaskDefinition)):
-        raise ScenarioError(f"{manifest.definitions[name]} is not a TaskDefinition subclass")
-    return cls
+    return _load_named(component, "definition", TaskDefinition)
 
 
 def load_target(component: str) -> type:
@@ -190,10 +191,4 @@ def load_skills(component: str, names: Sequence[str]) -> list[type]:
     if unknown:
         known = ", ".join(sorted(manifest.skills)) or "none"
         raise ScenarioError(f"scenario {scenario_id!r} has no skill {unknown[0]!r} (skills: {known})")
-    classes = []
-    for name in names:
-        cls = _import_target(manifest.skills[name])
-        if not (isinstance(cls, type) and issubclass(cls, BaseSkill)):
-            raise ScenarioError(f"{manifest.skills[name]} is not a BaseSkill subclass")
-        classes.append(cls)
-    return classes
+    return [_import_class(manifest.skills[name], BaseSkill) for name in names]

@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.store.sqlite import SQLiteStore
+
 OPEN, PARKED, CLOSED = "open", "parked", "closed"
+#: gen_trees columns added since the first version: a definition's generated task
+#: (``task_to_json``) and the vocabulary mapping of a randomised tree (JSON); NULL otherwise.
+TREE_COLUMNS = {"task": "TEXT", "vocabulary": "TEXT"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS generations (
@@ -38,6 +41,8 @@ CREATE TABLE IF NOT EXISTS gen_trees (
     seed INTEGER NOT NULL,
     root INTEGER NOT NULL,
     tools TEXT NOT NULL,
+    task TEXT,
+    vocabulary TEXT,
     PRIMARY KEY (generation, tree)
 );
 CREATE TABLE IF NOT EXISTS gen_situations (
@@ -132,36 +137,12 @@ class NewSituation:
     snapshot: bytes | None
 
 
-class GenerationStore:
+class GenerationStore(SQLiteStore):
     """The generation tables of the SQLite store at ``path`` (WAL; created on first use)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._conn.row_factory = sqlite3.Row
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(SCHEMA)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
-
-    def close(self) -> None:
-        self._conn.close()
-
-    def __enter__(self) -> GenerationStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(path, SCHEMA, check_same_thread=False)
+        self._add_missing_columns("gen_trees", TREE_COLUMNS)
 
     # -- generations -------------------------------------------------------------------------
     def open_generation(self, name: str, target: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -200,19 +181,25 @@ class GenerationStore:
 
     # -- trees and nodes ---------------------------------------------------------------------
     def add_tree(
-        self, name: str, tree: int, seed: int, tools: list[dict[str, Any]], root: NewSituation
+        self, name: str, tree: int, seed: int, tools: list[dict[str, Any]], root: NewSituation,
+        *, task: str | None = None, vocabulary: str | None = None,
     ) -> None:
-        """Insert a tree and its root situation atomically."""
+        """Insert a tree and its root situation atomically; ``task`` (JSON) and
+        ``vocabulary`` (JSON) when the tree runs its own task or vocabulary."""
         with self._transaction() as conn:
             conn.execute(
-                "INSERT INTO gen_trees(generation, tree, seed, root, tools) VALUES (?,?,?,?,?)",
-                (name, tree, seed, root.id, json.dumps(tools)),
+                """INSERT INTO gen_trees(generation, tree, seed, root, tools, task, vocabulary)
+                   VALUES (?,?,?,?,?,?,?)""",
+                (name, tree, seed, root.id, json.dumps(tools), task, vocabulary),
             )
             self._insert_situation(conn, name, root)
 
     def trees(self, name: str) -> list[dict[str, Any]]:
+        """Per tree: ``tree``, ``seed``, ``root``, ``tools`` (as the agent saw them), ``task``
+        and ``vocabulary`` (JSON text or None)."""
         rows = self._conn.execute(
-            "SELECT tree, seed, root, tools FROM gen_trees WHERE generation = ? ORDER BY tree", (name,)
+            """SELECT tree, seed, root, tools, task, vocabulary FROM gen_trees
+               WHERE generation = ? ORDER BY tree""", (name,)
         ).fetchall()
         return [dict(r) | {"tools": json.loads(r["tools"])} for r in rows]
 

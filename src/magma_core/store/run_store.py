@@ -10,12 +10,11 @@ import json
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.store.sqlite import SQLiteStore
 from magma_core.text_safety import safe_value
 from magma_core.user_error import UserError
 
@@ -135,18 +134,11 @@ class EpisodeRows:
     world: dict[str, Any] | None = None  # {"scene": ..., "states": [start, after step 0, ...]}
 
 
-class RunStore:
+class RunStore(SQLiteStore):
     """SQLite run store at ``path`` (created on first use)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self._conn.row_factory = sqlite3.Row
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        self._conn.executescript(_SCHEMA)
+        super().__init__(path, _SCHEMA, foreign_keys=True)
         self._conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
@@ -160,25 +152,6 @@ class RunStore:
                 f"store schema version {version}, this MAGMA writes version {SCHEMA_VERSION}; "
                 "use another folder"
             )
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
-
-    def close(self) -> None:
-        self._conn.close()
-
-    def __enter__(self) -> RunStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- runs --------------------------------------------------------------------------
     def open_run(self, name: str, preset: str, config: dict[str, Any]) -> dict[str, Any]:

@@ -101,7 +101,45 @@ class SortCube(BaseRequest[dict]):
         return f"SortCube {params['object']} -> {params['zone']}"
 
 
-class SortColourFamily(BaseRequest[dict]):
+class _MoveGroup(BaseRequest[dict]):
+    """Several cubes (``params["objects"]``) into one zone (``params[zone_key]``): one stage
+    per cube placed, in any order; the trace moves them in turn, then says ``_done``."""
+
+    zone_key = "zone"
+
+    def _options(self, state: TaskState) -> list[tuple[str, str, list[str]]]:
+        raise NotImplementedError
+
+    def _parameters(self, option: tuple[str, str, list[str]]) -> dict:
+        raise NotImplementedError
+
+    def _done(self, params: dict) -> str:
+        raise NotImplementedError
+
+    def sampling_weight(self, state: TaskState) -> float:
+        return 2.0 if self._options(state) else 0.0
+
+    def sample_parameters(self, state: TaskState, rng: random.Random) -> dict:
+        return self._parameters(rng.choice(self._options(state)))
+
+    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+        todo, zone = params["objects"], params[self.zone_key]
+        return [
+            CountInZone(todo, zone, k, params["text"] if k == 1 else None, k == len(todo))
+            for k in range(1, len(todo) + 1)
+        ]
+
+    def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
+        events: list[TraceEvent] = [UserEvent(params["text"])]
+        for obj in params["objects"]:
+            events += _move(obj, params[self.zone_key])
+        return [*events, MessageEvent(self._done(params))]
+
+    def apply_request(self, state: TaskState, params: dict) -> TaskState:
+        return _moved(state, params["objects"], params[self.zone_key])
+
+
+class SortColourFamily(_MoveGroup):
     """Put every cube of a colour family (warm or cool) in a zone, in any order."""
 
     def _options(self, state: TaskState) -> list[tuple[str, str, list[str]]]:
@@ -117,37 +155,23 @@ class SortColourFamily(BaseRequest[dict]):
                     out.append((family, zone, todo))
         return out
 
-    def sampling_weight(self, state: TaskState) -> float:
-        return 2.0 if self._options(state) else 0.0
-
-    def sample_parameters(self, state: TaskState, rng: random.Random) -> dict:
-        family, zone, todo = rng.choice(self._options(state))
+    def _parameters(self, option: tuple[str, str, list[str]]) -> dict:
+        family, zone, todo = option
         return {"family": family, "zone": zone, "objects": todo,
                 "text": f"Put all the {family}-coloured cubes in {zone}."}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
-        todo, zone = params["objects"], params["zone"]
-        return [
-            CountInZone(todo, zone, k, params["text"] if k == 1 else None, k == len(todo))
-            for k in range(1, len(todo) + 1)
-        ]
-
-    def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
-        events: list[TraceEvent] = [UserEvent(params["text"])]
-        for obj in params["objects"]:
-            events += _move(obj, params["zone"])
+    def _done(self, params: dict) -> str:
         names = ", ".join(params["objects"])
-        return [*events, MessageEvent(f"The {params['family']} cubes ({names}) are in {params['zone']}.")]
-
-    def apply_request(self, state: TaskState, params: dict) -> TaskState:
-        return _moved(state, params["objects"], params["zone"])
+        return f"The {params['family']} cubes ({names}) are in {params['zone']}."
 
     def describe(self, params: dict) -> str:
         return f"SortColourFamily {params['family']} {params['objects']} -> {params['zone']}"
 
 
-class ClearZone(BaseRequest[dict]):
+class ClearZone(_MoveGroup):
     """Move every cube out of one zone into another."""
+
+    zone_key = "target"
 
     def _options(self, state: TaskState) -> list[tuple[str, str, list[str]]]:
         free, zones = set(free_objects(state)), usable_zones(state)
@@ -161,29 +185,13 @@ class ClearZone(BaseRequest[dict]):
                     out.append((source, target, inside))
         return out
 
-    def sampling_weight(self, state: TaskState) -> float:
-        return 2.0 if self._options(state) else 0.0
-
-    def sample_parameters(self, state: TaskState, rng: random.Random) -> dict:
-        source, target, inside = rng.choice(self._options(state))
+    def _parameters(self, option: tuple[str, str, list[str]]) -> dict:
+        source, target, inside = option
         return {"source": source, "target": target, "objects": inside,
                 "text": f"Move everything out of {source} and into {target}."}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
-        todo, zone = params["objects"], params["target"]
-        return [
-            CountInZone(todo, zone, k, params["text"] if k == 1 else None, k == len(todo))
-            for k in range(1, len(todo) + 1)
-        ]
-
-    def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
-        events: list[TraceEvent] = [UserEvent(params["text"])]
-        for obj in params["objects"]:
-            events += _move(obj, params["target"])
-        return [*events, MessageEvent(f"{params['source']} is empty; its cubes are in {params['target']}.")]
-
-    def apply_request(self, state: TaskState, params: dict) -> TaskState:
-        return _moved(state, params["objects"], params["target"])
+    def _done(self, params: dict) -> str:
+        return f"{params['source']} is empty; its cubes are in {params['target']}."
 
     def describe(self, params: dict) -> str:
         return f"ClearZone {params['source']} {params['objects']} -> {params['target']}"

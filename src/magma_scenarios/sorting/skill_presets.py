@@ -52,6 +52,7 @@ class _SkillSorting(BaseTask):
     situation_init = SituationInit({"objects": cube_names(3), "areas": zone_names(3)})
     #: The skills the preset runs with (the engine's default; ``--skills`` overrides).
     skills = (SortAll, ClearZone)
+    randomized_config_path = "randomization.yaml"
 
 
 def _first_cube_stage() -> ObjectsToZones:
@@ -59,26 +60,25 @@ def _first_cube_stage() -> ObjectsToZones:
     return ObjectsToZones({"red_cube": "zone_c"}, REQUEST, moves=1, extra_calls=1)
 
 
+def _all_in(zone: str) -> dict[str, str]:
+    """The three cubes, each in ``zone``."""
+    return {cube: zone for cube in ("red_cube", "green_cube", "blue_cube")}
+
+
+def _interrupted(instruction: str, *answer: Any) -> PerfectTrace:
+    """``REQUEST`` answered by ``sort_all``; ``instruction`` interrupts it; ``answer`` follows."""
+    return PerfectTrace([UserEvent(REQUEST), _sort_all("all", "zone_c"), UserEvent(instruction),
+                         *answer])
+
+
 class SkillSortAll(_SkillSorting):
     """One ``sort_all`` call: detect, pick, place, re-detect, … for the three cubes."""
 
-    stages = [
-        ObjectsToZones(
-            {"red_cube": "zone_c", "green_cube": "zone_c", "blue_cube": "zone_c"},
-            REQUEST,
-            True,
-            extra_calls=3,
-        )
-    ]
+    stages = [ObjectsToZones(_all_in("zone_c"), REQUEST, True, extra_calls=3)]
 
     def perfect_trace(self) -> PerfectTrace:
-        return PerfectTrace(
-            [
-                UserEvent(REQUEST),
-                _sort_all("all", "zone_c"),
-                MessageEvent("Every cube is in zone_c."),
-            ]
-        )
+        return PerfectTrace([UserEvent(REQUEST), _sort_all("all", "zone_c"),
+                             MessageEvent("Every cube is in zone_c.")])
 
 
 class SkillQuestion(_SkillSorting):
@@ -87,24 +87,14 @@ class SkillQuestion(_SkillSorting):
     QUESTION = "What are you doing right now?"
     stages = [
         _first_cube_stage(),
-        ObjectsToZones(
-            {"red_cube": "zone_c", "green_cube": "zone_c", "blue_cube": "zone_c"},
-            QUESTION,
-            True,
-            moves=2,
-            extra_calls=2,
-        ),
+        ObjectsToZones(_all_in("zone_c"), QUESTION, True, moves=2, extra_calls=2),
     ]
 
     def perfect_trace(self) -> PerfectTrace:
-        return PerfectTrace(
-            [
-                UserEvent(REQUEST),
-                _sort_all("all", "zone_c"),
-                UserEvent(self.QUESTION),
-                MessageEvent("I am putting every cube in zone_c; the red one is done."),
-                MessageEvent("Every cube is in zone_c."),
-            ]
+        return _interrupted(
+            self.QUESTION,
+            MessageEvent("I am putting every cube in zone_c; the red one is done."),
+            MessageEvent("Every cube is in zone_c."),
         )
 
 
@@ -114,25 +104,12 @@ class SkillNewTarget(_SkillSorting):
     CHANGE = "Actually, put every cube in zone_a instead."
     stages = [
         _first_cube_stage(),
-        ObjectsToZones(
-            {"red_cube": "zone_a", "green_cube": "zone_a", "blue_cube": "zone_a"},
-            CHANGE,
-            True,
-            extra_calls=3,
-        ),
+        ObjectsToZones(_all_in("zone_a"), CHANGE, True, extra_calls=3),
     ]
 
     def perfect_trace(self) -> PerfectTrace:
-        return PerfectTrace(
-            [
-                UserEvent(REQUEST),
-                _sort_all("all", "zone_c"),
-                UserEvent(self.CHANGE),
-                _cancel(),
-                _sort_all("all", "zone_a"),
-                MessageEvent("Every cube is in zone_a."),
-            ]
-        )
+        return _interrupted(self.CHANGE, _cancel(), _sort_all("all", "zone_a"),
+                            MessageEvent("Every cube is in zone_a."))
 
 
 class SkillStop(_SkillSorting):
@@ -145,15 +122,8 @@ class SkillStop(_SkillSorting):
     ]
 
     def perfect_trace(self) -> PerfectTrace:
-        return PerfectTrace(
-            [
-                UserEvent(REQUEST),
-                _sort_all("all", "zone_c"),
-                UserEvent(self.STOP),
-                _cancel(),
-                MessageEvent("I stopped; only the red cube is in zone_c."),
-            ]
-        )
+        return _interrupted(self.STOP, _cancel(),
+                            MessageEvent("I stopped; only the red cube is in zone_c."))
 
 
 class SkillTwoArms(_SkillSorting):

@@ -57,6 +57,8 @@ from magma_core.simulation.executor.views import build_view, feedback_message
 from magma_core.simulation.tasks import BaseTask
 
 SeedArg = int | Sequence[int] | None
+#: Contexts of other tasks kept for restores (a generation's trees each run their own task).
+TASK_CONTEXTS_KEPT = 64
 
 
 class Executor:
@@ -143,6 +145,7 @@ class Executor:
             # The context each slot's episode runs in: the executor's task, or the task given
             # to ``reset_slot`` (e.g. generated tasks of one definition, side by side).
             self._slot_ctxs: list[EngineContext] = [self._ctx] * num_slots
+            self._task_ctxs: dict[int, EngineContext] = {}  # other tasks' contexts, for restores
             self.reset()
         except BaseException:
             if owns_sim:
@@ -213,7 +216,7 @@ class Executor:
         same checks (a judge for judged stages).
         """
         self._check_slot(slot)
-        ctx = self._ctx if task is None or task is self.task else self._context_for(task)
+        ctx = self._ctx_of(task)
         seed = self.seed + slot if seed is None else int(seed)
         self._ctx.sim.reset(seed=[seed], slots=[slot])
         self._slot_ctxs[slot] = ctx
@@ -276,23 +279,53 @@ class Executor:
 
     # -- snapshots ---------------------------------------------------------------------------
     def snapshot(self, slot: int, memory: dict[str, Any] | None = None) -> SlotSnapshot:
-        """The whole of ``slot`` (world and episode state, plus the agent ``memory`` a front
-        end carries), frozen; see :mod:`magma_core.simulation.executor.snapshots`."""
-        return capture(self._state(slot), self._ctx.sim.save_slot(slot), memory)
+        """The whole of ``slot`` (world and episode state, the task it runs, plus the agent
+        ``memory`` a front end carries), frozen; see
+        :mod:`magma_core.simulation.executor.snapshots`."""
+        state = self._state(slot)
+        ctx = self._slot_ctxs[slot]
+        task = None if ctx is self._ctx else ctx.task
+        return capture(state, self._ctx.sim.save_slot(slot), memory, task)
 
     def restore(self, slot: int, snapshot: SlotSnapshot) -> None:
-        """Put ``snapshot`` (of this executor's task, from any slot) into ``slot``."""
+        """Put ``snapshot`` (from any slot) into ``slot``: the slot then runs the snapshot's
+        task (another task must fit this executor as for ``reset_slot``)."""
         self._check_slot(slot)
+        ctx = self._ctx_of(snapshot.task)
         self._ctx.sim.restore_slot(slot, snapshot.world)
         self._slots[slot] = rebuild(snapshot, slot)
+        self._slot_ctxs[slot] = ctx
 
     def snapshot_to_bytes(self, snapshot: SlotSnapshot, *, steps: bool = False) -> bytes:
-        """``snapshot`` serialised (without the record's step list unless ``steps``)."""
-        return snapshot.to_bytes(self._ctx, steps=steps)
+        """``snapshot`` serialised (without the record's step list unless ``steps``; without
+        its task and vocabulary, which the caller keeps)."""
+        return snapshot.to_bytes(self._ctx_of(snapshot.task), steps=steps)
 
-    def snapshot_from_bytes(self, blob: bytes) -> SlotSnapshot:
-        """A snapshot serialised by :meth:`snapshot_to_bytes`."""
-        return SlotSnapshot.from_bytes(blob, self._ctx)
+    def snapshot_from_bytes(self, blob: bytes, task: BaseTask | None = None) -> SlotSnapshot:
+        """A snapshot serialised by :meth:`snapshot_to_bytes`, of ``task`` (None: the
+        executor's own)."""
+        ctx = self._ctx_of(task)
+        snapshot = SlotSnapshot.from_bytes(blob, ctx)
+        return snapshot if ctx is self._ctx else dataclasses.replace(snapshot, task=ctx.task)
+
+    def stages_for(self, task: BaseTask | None = None) -> list[Any]:
+        """The stages of ``task`` (None: the executor's) as this executor runs them."""
+        return list(self._ctx_of(task).stages)
+
+    def _ctx_of(self, task: BaseTask | None) -> EngineContext:
+        """The engine context of ``task`` (a slot's, a remembered one, or a new one)."""
+        if task is None or task is self.task:
+            return self._ctx
+        for ctx in self._slot_ctxs:
+            if ctx.task is task:
+                return ctx
+        ctx = self._task_ctxs.pop(id(task), None)
+        if ctx is None or ctx.task is not task:
+            ctx = self._context_for(task)
+        self._task_ctxs[id(task)] = ctx  # most recent last; the ctx keeps the task (and id) alive
+        while len(self._task_ctxs) > TASK_CONTEXTS_KEPT:
+            self._task_ctxs.pop(next(iter(self._task_ctxs)))
+        return ctx
 
     def close(self) -> None:
         """Release the simulator (when the executor created it)."""

@@ -22,6 +22,7 @@ from magma_core.simulation.skills import (
     BaseSkill,
     CallTick,
     CancelCurrentActionSkill,
+    agent_tools,
     build_mono_tool_skill_class,
 )
 
@@ -37,6 +38,7 @@ class SkillAPI:
 
     def __init__(self, tool_descriptions: Sequence[dict[str, Any]], skills: Iterable[type[BaseSkill]]):
         tools = {t["name"]: t for t in tool_descriptions}
+        skills = list(skills)
         self.classes: dict[str, type[BaseSkill]] = {CANCEL_CURRENT_ACTION: CancelCurrentActionSkill}
         for cls in skills:
             if not (isinstance(cls, type) and issubclass(cls, BaseSkill)):
@@ -54,10 +56,11 @@ class SkillAPI:
             self.classes[name] = cls
         for name, tool in tools.items():
             self.classes[name] = build_mono_tool_skill_class(tool)
+        self._agent_tools = agent_tools(list(tools.values()), skills)
 
     def descriptions(self) -> list[dict[str, Any]]:
-        """The agent's tools list: one entry per skill."""
-        return [cls.spec.to_dict() for cls in self.classes.values()]
+        """The agent's tools list: one entry per skill (``skills.agent_tools``)."""
+        return copy.deepcopy(self._agent_tools)
 
 
 @dataclass

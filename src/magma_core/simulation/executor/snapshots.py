@@ -39,6 +39,7 @@ from magma_core.simulation.executor.records import (
 )
 from magma_core.simulation.executor.skill_state import SkillSlotState, skill_state_from_data
 from magma_core.simulation.executor.slots import EngineContext, SlotState
+from magma_core.simulation.tasks import BaseTask
 
 if TYPE_CHECKING:
     from magma_core.simulation.envs.sim_batch import Snapshot
@@ -51,7 +52,10 @@ class SlotSnapshot:
     """One slot's whole state at a decision boundary (see the module docstring).
 
     ``memory`` is the agent's memory at that point, carried for front ends that branch (the
-    engine itself never reads it).
+    engine itself never reads it). ``task`` is the task the slot ran: restoring the snapshot
+    makes the slot run it (a definition's trees run different tasks). ``vocabulary`` is the
+    public-vocabulary seam's (see ``vocabulary``). Neither is serialised: ``from_bytes`` takes
+    them back from the caller (the generation store keeps each tree's task and vocabulary).
     """
 
     world: Snapshot  # what ``sim.save_slot`` returned (a stand-in may return its own tree)
@@ -77,6 +81,10 @@ class SlotSnapshot:
     record_logs: tuple[dict[str, Any], ...]
     memory: dict[str, Any] = field(default_factory=dict)
     skills: SkillSlotState | None = None  # running and suspended skills (engines with skills)
+    # Not serialised (a store keeps them once, beside the snapshots): the task the slot ran
+    # (None: the executor's own) and the public vocabulary the agent saw (None: canonical).
+    task: BaseTask | None = field(default=None, compare=False)
+    vocabulary: Any = field(default=None, compare=False)
 
     # -- serialisation -----------------------------------------------------------------------
     def to_dict(self, ctx: EngineContext | None = None, *, steps: bool = True) -> dict[str, Any]:
@@ -171,6 +179,8 @@ class SlotSnapshot:
 
     @classmethod
     def from_bytes(cls, blob: bytes, ctx: EngineContext) -> SlotSnapshot:
+        """The inverse of :meth:`to_bytes` for the task ``ctx`` runs (its ``task``, when it is
+        not the executor's, must be set by the caller)."""
         return cls.from_dict(json.loads(zlib.decompress(blob)), ctx)
 
 
@@ -179,8 +189,10 @@ _RECORD_HEADER = tuple(
 )
 
 
-def capture(state: SlotState, world: Snapshot, memory: dict[str, Any] | None = None) -> SlotSnapshot:
-    """A snapshot of ``state`` with the slot's world state ``world`` (``sim.save_slot``)."""
+def capture(state: SlotState, world: Snapshot, memory: dict[str, Any] | None = None,
+            task: BaseTask | None = None) -> SlotSnapshot:
+    """A snapshot of ``state`` with the slot's world state ``world`` (``sim.save_slot``) and
+    the ``task`` it runs (None: the executor's)."""
     record = state.record
     return SlotSnapshot(
         world=world,
@@ -206,6 +218,7 @@ def capture(state: SlotState, world: Snapshot, memory: dict[str, Any] | None = N
         record_logs=tuple(record.logs),
         memory=copy.deepcopy(memory or {}),
         skills=None if state.skills is None else state.skills.clone(),
+        task=task,
     )
 
 

@@ -4,9 +4,9 @@
 (tools, stages, goals, verification, judge) runs canonical names only, and the agent sees
 only public ones. Per slot it holds a ``RuntimeRandomizer`` (None = no translation):
 
-* towards the agent: the tool schema, attributes (translated and reordered), the user's
-  instructions, status messages and feedback (tool, parameter and attribute names), the
-  calls of each step outcome;
+* towards the agent: the tool schema (skills included), attributes (translated and
+  reordered; robot statuses as status text), the user's instructions, status messages and
+  feedback (tool, parameter and attribute names), the calls of each step outcome;
 * towards the engine: each call (tool, parameters, values); a call naming a hidden canonical
   value becomes a refused call with the public reason "`X` was not detected." (shown to the
   agent exactly as it sent it: a refused call is never translated); the agent's ``say``
@@ -15,8 +15,9 @@ only public ones. Per slot it holds a ``RuntimeRandomizer`` (None = no translati
   replays can show what the agent saw.
 
 It offers the methods a run loop uses (``num_slots``, ``reset_slot``, ``agent_view``,
-``submit``, ``status``, ``record``, ``end_episode``, ``close``); private attributes of the
-engine are not forwarded.
+``submit``, ``status``, ``record``, ``end_episode``, ``close``) and those generation uses
+(``snapshot``/``restore``: a snapshot carries its slot's vocabulary, so a restored slot speaks
+it); private attributes of the engine are not forwarded.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 from magma_core.simulation.data_structures import Decision, ToolCall
 from magma_core.simulation.data_structures.decisions import RefusedToolCall
 from magma_core.simulation.executor.records import AgentView, CallOutcome, StepOutcome, ViewMessage
+from magma_core.simulation.executor.skill_steps import ROBOT_STATUSES
 from magma_core.simulation.executor.views import build_feedback
 from magma_core.simulation.randomizer import CanonicalNameError, RuntimeRandomizer
 
@@ -77,6 +79,31 @@ class PublicVocabularyExecutor:
 
     def close(self) -> None:
         self.executor.close()
+
+    # -- snapshots: the slot's vocabulary travels with them -------------------------------------
+    def snapshot(self, slot: int, memory: dict[str, Any] | None = None) -> Any:
+        """The engine's snapshot of ``slot``, carrying the slot's vocabulary."""
+        return replace(self.executor.snapshot(slot, memory), vocabulary=self._vocabularies[slot])
+
+    def restore(self, slot: int, snapshot: Any) -> None:
+        """Restore ``snapshot`` into ``slot``, which then speaks the snapshot's vocabulary."""
+        self._feedback_overrides.pop(slot, None)
+        self.executor.restore(slot, snapshot)
+        self._vocabularies[slot] = snapshot.vocabulary
+
+    def snapshot_to_bytes(self, snapshot: Any, **options: Any) -> bytes:
+        return self.executor.snapshot_to_bytes(snapshot, **options)
+
+    def snapshot_from_bytes(self, blob: bytes, task: Any = None,
+                            vocabulary: RuntimeRandomizer | None = None) -> Any:
+        """A stored snapshot of ``task`` spoken in ``vocabulary`` (neither is in the bytes)."""
+        return replace(self.executor.snapshot_from_bytes(blob, task), vocabulary=vocabulary)
+
+    def stages_for(self, task: Any = None) -> list[Any]:
+        return self.executor.stages_for(task)
+
+    def task_of(self, slot: int) -> Any:
+        return self.executor.task_of(slot)
 
     def __enter__(self) -> PublicVocabularyExecutor:
         return self
@@ -222,9 +249,20 @@ def public_view(
         instruction=(messages[-1] if messages else message(ViewMessage(view.kind, view.instruction))).content,
         messages=messages,
         tools=vocabulary.get_tools(view.tools),
-        attributes=vocabulary.get_randomized_attributes(view.attributes),
+        attributes=_public_attributes(vocabulary, view.attributes),
         feedback=feedback,
     )
+
+
+def _public_attributes(vocabulary: RuntimeRandomizer, attributes: dict[str, Any]) -> dict[str, Any]:
+    """The attributes in public names; ``robot_statuses`` (``RUNNING sort_all(color=red)``)
+    read as status text: their skill, tool and parameter names become public too."""
+    out = vocabulary.get_randomized_attributes(attributes)
+    statuses = attributes.get(ROBOT_STATUSES)
+    if isinstance(statuses, dict):
+        out[ROBOT_STATUSES] = {robot: vocabulary.to_public_status(text) if isinstance(text, str)
+                               else text for robot, text in statuses.items()}
+    return out
 
 
 def _public_call(vocabulary: RuntimeRandomizer, call: CallOutcome) -> CallOutcome:

@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from magma_core.simulation.randomizer.config import load_config, resolve_config_path
 from magma_core.simulation.randomizer.spec import RandomizationSpec, check_value_pairs
+from magma_core.simulation.skills import agent_tools
 
 Pick = Callable[[list[Any]], Any]
 ROBOTS = "known_robots"
 
 
-def task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The task's canonical tool descriptions and attributes (all values it may show)."""
+def task_vocabulary(task: Any, skills: Sequence[type] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The task's canonical tools as the agent sees them and its attributes (all values it may
+    show). With ``skills`` (None: the task's own ``skills``, if any) the tools are the skill
+    list the engine shows (``skills.agent_tools``)."""
     tools = task.Tools_cls.get_api_description()
+    skills = getattr(task, "skills", None) if skills is None else skills
+    if skills is not None:
+        tools = agent_tools(tools, list(skills))
     situation = task.situation_init
     attributes = copy.deepcopy(situation.all_task_attributes)
     for key, value in situation.attributes.items():
@@ -42,13 +48,16 @@ class SpecGenerator:
             raise TypeError(f"task {getattr(task, 'name', task)!r} has no randomized_config_path")
         return load_config(resolve_config_path(task, path))
 
-    def generate_random_spec(self, task: Any, config: dict[str, Any] | None = None) -> RandomizationSpec:
-        """One spec with random choices (and shuffled attribute order)."""
+    def generate_random_spec(self, task: Any, config: dict[str, Any] | None = None,
+                             skills: Sequence[type] | None = None) -> RandomizationSpec:
+        """One spec with random choices (and shuffled attribute order); ``skills``: the run's
+        skills when they are not the task's own (see :func:`task_vocabulary`)."""
         config = self.load(task) if config is None else config
-        return _build(task, config, self._rng.choice, shuffle=self._rng.shuffle)
+        return _build(task, config, self._rng.choice, shuffle=self._rng.shuffle, skills=skills)
 
     def generate_N_spec(
-        self, task: Any, n: int | None = None, config: dict[str, Any] | None = None
+        self, task: Any, n: int | None = None, config: dict[str, Any] | None = None,
+        skills: Sequence[type] | None = None,
     ) -> list[RandomizationSpec]:
         """``n`` indexed specs (default: the longest configurable list)."""
         config = self.load(task) if config is None else config
@@ -56,7 +65,7 @@ class SpecGenerator:
             n = max([1, *_list_lengths(config)])
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
-        return [_build(task, config, lambda xs, i=i: xs[i % len(xs)], shuffle=None)
+        return [_build(task, config, lambda xs, i=i: xs[i % len(xs)], shuffle=None, skills=skills)
                 for i in range(n)]
 
 
@@ -71,8 +80,9 @@ def _list_lengths(config: dict[str, Any]) -> list[int]:
     return out
 
 
-def _build(task: Any, config: dict[str, Any], pick: Pick, shuffle: Callable | None) -> RandomizationSpec:
-    tools, attributes = task_vocabulary(task)
+def _build(task: Any, config: dict[str, Any], pick: Pick, shuffle: Callable | None,
+           skills: Sequence[type] | None = None) -> RandomizationSpec:
+    tools, attributes = task_vocabulary(task, skills)
     equivalence, public_tools = _tools(tools, config["tools"], pick)
     pairs = _attribute_pairs(attributes, config, pick)
     check_value_pairs(pairs)

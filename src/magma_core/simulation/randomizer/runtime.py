@@ -27,6 +27,11 @@ ROBOTS = "known_robots"
 FEEDBACK_LINE = re.compile(r"^(?P<robot>[^:\n]+): (?P<tool>\S+) (?P<verb>succeed|failed) with message: ")
 
 
+#: a call as the engine labels running skills: ``tool(key=value, ...)``
+CALL_LABEL = re.compile(r"(?<![A-Za-z0-9_])(?P<tool>[A-Za-z_][A-Za-z0-9_]*)\((?P<args>[^()]*)\)")
+LABEL_KEY = re.compile(r"(?:^|(?<=, ))(?P<key>[A-Za-z_][A-Za-z0-9_]*)=")
+
+
 class CanonicalNameError(ValueError):
     """A call the public vocabulary refuses; ``str(exc)`` is the public reason."""
 
@@ -109,17 +114,19 @@ class RuntimeRandomizer:
             return set().union(*(self._hidden_in(v) for v in value))
         return set()
 
-    @staticmethod
-    def _values(value: Any, table: dict[str, str]) -> Any:
+    def _values(self, value: Any, table: dict[str, str]) -> Any:
+        """``value`` with attribute values translated by ``table`` (recursively, keys too):
+        whole names inside strings as well, so a skill argument ``"red, blue"`` is translated."""
         if isinstance(value, str):
-            return table.get(value, value)
+            if table is self._to_public:
+                return self.to_public_text(value)
+            return self.to_canonical_text(value)
         if isinstance(value, dict):
-            return {RuntimeRandomizer._values(k, table): RuntimeRandomizer._values(v, table)
-                    for k, v in value.items()}
+            return {self._values(k, table): self._values(v, table) for k, v in value.items()}
         if isinstance(value, list):
-            return [RuntimeRandomizer._values(v, table) for v in value]
+            return [self._values(v, table) for v in value]
         if isinstance(value, tuple):
-            return tuple(RuntimeRandomizer._values(v, table) for v in value)
+            return tuple(self._values(v, table) for v in value)
         return value
 
     # -- text -------------------------------------------------------------------------------
@@ -157,10 +164,21 @@ class RuntimeRandomizer:
         return "\n".join(out)
 
     def _public_names(self, text: str) -> str:
+        text = CALL_LABEL.sub(self._public_label, text)
         text = self.to_public_text(text)
         if self._tool_re is not None:
             text = self._tool_re.sub(lambda m: self._tool_names[m.group(0)], text)
         return text
+
+    def _public_label(self, match: re.Match) -> str:
+        """A call label ``tool(key=value, ...)`` with the tool's public parameter names (the
+        tool name and values are translated with the rest of the text)."""
+        entry = self._real_tools.get(match["tool"])
+        if entry is None:
+            return match.group(0)
+        params = entry[1]
+        args = LABEL_KEY.sub(lambda m: params.get(m["key"], m["key"]) + "=", match["args"])
+        return f"{match['tool']}({args})"
 
     # -- structured views -------------------------------------------------------------------
     def get_randomized_attributes(self, attributes: dict[str, Any]) -> dict[str, Any]:

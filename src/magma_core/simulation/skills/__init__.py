@@ -17,6 +17,7 @@ from magma_core.simulation.skills.base import (
     MonoToolSkill,
     RobotToolStatus,
     SkillSpec,
+    agent_tools,
     build_mono_tool_skill_class,
 )
 
@@ -29,5 +30,6 @@ __all__ = [
     "MonoToolSkill",
     "RobotToolStatus",
     "SkillSpec",
+    "agent_tools",
     "build_mono_tool_skill_class",
 ]

@@ -149,3 +149,13 @@ class CancelCurrentActionSkill(BaseSkill):
 
     def tick(self, status: RobotToolStatus) -> Tick:
         raise RuntimeError("cancel_current_action is handled by the engine")
+
+
+def agent_tools(tool_descriptions: list[dict[str, Any]],
+                skills: list[type[BaseSkill]] | tuple[type[BaseSkill], ...]) -> list[dict[str, Any]]:
+    """The agent's tools list when a task runs with ``skills``: ``cancel_current_action``, each
+    skill, then every plain tool as a one-call skill (the engine's list, in its order; a
+    randomised vocabulary is drawn over it)."""
+    classes = [CancelCurrentActionSkill, *skills,
+               *(build_mono_tool_skill_class(tool) for tool in tool_descriptions)]
+    return [cls.spec.to_dict() for cls in classes]

@@ -43,13 +43,15 @@ export async function renderGeneration(page, route) {
   for (const node of layout.nodes) {
     const key = `${node.kind}:${node.data.id}`;
     const el = node.kind === "situation" ? situationMark(node) : candidateMark(node, view.mode, best);
-    el.addEventListener("click", (e) => { e.stopPropagation(); location.hash = `${base}/${node.kind}/${node.data.id}`; });
+    const open = () => { location.hash = `${base}/${node.kind}/${node.data.id}`; };
+    el.addEventListener("click", (e) => { e.stopPropagation(); open(); });
+    el.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); } });
     nodeEls.set(key, el);
     world.appendChild(el);
   }
   const zoom = panZoom(svg, world, layout.bounds, view);
-  const detail = h("div", { class: "panel pad gen-detail", "data-testid": "gen-detail" },
-    h("div", { class: "muted" }, "Click a situation or a candidate to see what the agent saw, what it decided, what that did and how it was verified."));
+  const hint = h("div", { class: "muted" }, "Click a situation or a candidate to see what the agent saw, what it decided, what that did and how it was verified.");
+  const detail = h("div", { class: "panel pad gen-detail", "data-testid": "gen-detail" }, hint);
 
   const legendBox = h("div", {}, legend(view.mode, data.candidates));
   const modes = h("div", { class: "tabs", "data-testid": "colour-mode" }, h("span", { class: "muted tabs-label" }, "colour by"));
@@ -91,7 +93,11 @@ export async function renderGeneration(page, route) {
   let token = 0;
   const select = async (params) => {
     for (const el of nodeEls.values()) el.classList.remove("selected");
-    if (params.nodekind !== "situation" && params.nodekind !== "candidate") return;
+    if (params.nodekind !== "situation" && params.nodekind !== "candidate") {
+      token++;
+      detail.replaceChildren(hint);
+      return;
+    }
     const el = nodeEls.get(`${params.nodekind}:${params.node}`);
     if (el) el.classList.add("selected");
     const mine = ++token;
