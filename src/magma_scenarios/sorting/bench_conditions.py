@@ -24,6 +24,7 @@ Options (from the suite spec): ``at``, ``lag``. A transform that does not apply 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 from magma_core.serialization import encode_value
@@ -93,25 +94,8 @@ def _call(event: dict[str, Any]) -> dict[str, Any] | None:
     return event["calls"][0] if event["type"] == "tool_calls" and event["calls"] else None
 
 
-def _positions(events: list[dict[str, Any]], upto: int | None = None) -> dict[str, str | None]:
-    """Where each cube is after the trace's events ``[:upto]`` (None: on the table)."""
-    where: dict[str, str | None] = {}
-    held = None
-    for event in events[:upto]:
-        call = _call(event)
-        if call is None:
-            continue
-        if call["name"] == "pick":
-            held = call["arguments"].get("object")
-        elif call["name"] == "place" and held is not None:
-            where[held], held = call["arguments"].get("area"), None
-    return where
-
-
-def _fits(events: list[dict[str, Any]]) -> bool:
-    """Along the trace no zone ever holds more than ``ZONE_CAPACITY`` cubes, and every move
-    takes a cube somewhere else (a perturbation must not make a later request moot)."""
-    where: dict[str, str | None] = {}
+def _moves(events: list[dict[str, Any]]) -> Iterator[tuple[str, str | None]]:
+    """(cube, zone) for each place of a held cube along the trace's events, in order."""
     held = None
     for event in events:
         call = _call(event)
@@ -120,12 +104,25 @@ def _fits(events: list[dict[str, Any]]) -> bool:
         if call["name"] == "pick":
             held = call["arguments"].get("object")
         elif call["name"] == "place" and held is not None:
-            zone = call["arguments"].get("area")
-            if where.get(held) == zone:
-                return False
-            where[held], held = zone, None
-            if sum(1 for z in where.values() if z == zone) > ZONE_CAPACITY:
-                return False
+            yield held, call["arguments"].get("area")
+            held = None
+
+
+def _positions(events: list[dict[str, Any]], upto: int | None = None) -> dict[str, str | None]:
+    """Where each cube is after the trace's events ``[:upto]`` (None: on the table)."""
+    return dict(_moves(events[:upto]))
+
+
+def _fits(events: list[dict[str, Any]]) -> bool:
+    """Along the trace no zone ever holds more than ``ZONE_CAPACITY`` cubes, and every move
+    takes a cube somewhere else (a perturbation must not make a later request moot)."""
+    where: dict[str, str | None] = {}
+    for cube, zone in _moves(events):
+        if where.get(cube) == zone:
+            return False
+        where[cube] = zone
+        if sum(1 for z in where.values() if z == zone) > ZONE_CAPACITY:
+            return False
     return True
 
 
