@@ -160,3 +160,15 @@ def test_a_generation_grown_on_ray_exports_as_without_ray(grown, tmp_path, capsy
 
 def test_each_tree_gets_its_share_of_the_budget():
     assert [tree_budget(200, t) for t in (1, 2, 3, 200, 400)] == [200, 100, 67, 1, 1]
+
+
+@pytest.mark.sim
+def test_a_generation_grown_without_ray_is_not_resumed_with_ray(grown, capsys):
+    """Its stored trees may be unfinished, and --ray would count them as done."""
+    with open_generation_store(grown["plain"]) as store:
+        before = store.counts("g")
+    assert _gen(grown["plain"], "--agent", "trace", "--trees", "3", "--ray") != 0
+    err = capsys.readouterr().err.strip()
+    assert "grown without --ray" in err and len(err.splitlines()) == 1
+    with open_generation_store(grown["plain"]) as store:
+        assert store.counts("g") == before

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--slots", type=positive_int, default=4, help="simulator slots (4)")
     parser.add_argument("--max-per-stage", type=positive_int, default=10,
                         help="continuations started per stage from its finishers K (10)")
-    parser.add_argument("--max-nodes", type=positive_int, default=200, help="candidates in all trees M (200)")
+    parser.add_argument("--max-nodes", type=positive_int, default=200, help="candidates in all trees M (200; with --ray: ceil(M / T) per tree)")
     parser.add_argument("--trees", type=positive_int, default=1, help="trees T, one per seed (1)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of tree 0 (0)")
     parser.add_argument("--max-decisions", type=positive_int, default=60, help="decisions per branch (60)")
@@ -78,7 +78,7 @@ def gen(args: argparse.Namespace) -> int:
     pacing = Pacing(concurrency=args.concurrency, batch_window=args.batch_window)
     shape = {**settings.shape(), "randomized": args.randomized}
     config = {**shape, "agent": args.agent, "slots": args.slots, "max_nodes": args.max_nodes,
-              "trees": args.trees}
+              "trees": args.trees, **({"ray": True} if args.ray is not None else {})}
     parts = prepare_generation(
         args.target, args.agent, judge=args.judge, seed=args.seed, trees=args.trees,
         randomized=args.randomized, agent_options=chat_options_from(args).given(),
@@ -96,8 +96,11 @@ def gen(args: argparse.Namespace) -> int:
             raise CliError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
                            "choose another --name")
         if args.ray is not None:
+            if store.trees(name) and not before.get("ray"):
+                raise CliError(f"generation {name!r} was grown without --ray: resume it without --ray "
+                               "(with --ray a stored tree counts as finished)")
             parts.agent.close()  # the actors build their own
-            return _gen_on_ray(args, console, store, name, settings, pacing, started)
+            return _gen_on_ray(args, console, store, name, settings, pacing, config, started)
         executor = open_executor(parts.task, args.slots, args.seed, parts.judge, args.backend)
     except BaseException:
         parts.agent.close()
@@ -131,13 +134,11 @@ def gen(args: argparse.Namespace) -> int:
 
 
 def _gen_on_ray(args: argparse.Namespace, console: Any, store: Any, name: str, settings: Any,
-                pacing: Any, started: float) -> int:
+                pacing: Any, config: dict[str, Any], started: float) -> int:
     """The trees not yet stored, grown on ``--ray``'s cluster (see :mod:`magma_core.gen.ray_trees`)."""
     from magma_core.cli.ray_option import ray_cluster_from
     from magma_core.gen.ray_trees import TreeJob, grow_on_ray, tree_budget
 
-    config = {**settings.shape(), "randomized": args.randomized, "agent": args.agent,
-              "slots": args.slots, "max_nodes": args.max_nodes, "trees": args.trees}
     job = TreeJob(args.target, args.agent, args.judge, settings, args.randomized,
                   chat_options_from(args).given(), args.agent_timeout, args.slots, args.backend, pacing)
     console.print(f"[bold]magma gen --ray[/] {args.target} as {name!r}: B={settings.branches} "
