@@ -73,7 +73,7 @@ def test_weak_agent_is_less_robust_under_perturbation(suite_dir, tmp_path):
     item: perturbed items need more decisions, so fewer succeed than their clean controls
     (deterministic: the agent's choices are a function of its seed and inputs)."""
     out = tmp_path / "runs"
-    run_bench(BenchSpec(suite_dir, agent="trace", trials=1, out=out, name="trace"))
+    run_bench(BenchSpec(suite_dir, agent="trace", trials=8, slots=8, out=out, name="trace"))
     run_bench(BenchSpec(suite_dir, agent="noisy-trace:0.1", trials=8, slots=8, out=out, name="weak"))
     reports = bench_report(out, ["trace", "weak"])
     weak = reports["weak"]
