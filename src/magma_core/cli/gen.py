@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--slots", type=positive_int, default=4, help="simulator slots (4)")
     parser.add_argument("--max-per-stage", type=positive_int, default=10,
                         help="continuations started per stage from its finishers K (10)")
-    parser.add_argument("--max-nodes", type=positive_int, default=200, help="candidates in all trees M (200)")
+    parser.add_argument("--max-nodes", type=positive_int, default=200, help="candidates in all trees M (200; with --ray: ceil(M / T) per tree)")
     parser.add_argument("--trees", type=positive_int, default=1, help="trees T, one per seed (1)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of tree 0 (0)")
     parser.add_argument("--max-decisions", type=positive_int, default=60, help="decisions per branch (60)")
@@ -50,6 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="gather the inputs sent within SECONDS into one request (0)")
     parser.add_argument("--agent-timeout", type=positive_float, default=None, metavar="SECONDS",
                         help="seconds for each request to an http/openai agent (the agent's default)")
+    parser.add_argument(
+        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+        help="grow the trees in engine actors on a Ray cluster (pip install 'magma[ray]'), one "
+        "tree per unit of work, each with its share of the budget, ceil(M / T) candidates; "
+        "without ADDRESS a local cluster, 'auto' the cluster this machine joined, or HOST:PORT. "
+        "One actor per CPU of the cluster; a tree stored is done (resume skips it)",
+    )
     parser.set_defaults(func=gen)
 
 
@@ -71,7 +78,7 @@ def gen(args: argparse.Namespace) -> int:
     pacing = Pacing(concurrency=args.concurrency, batch_window=args.batch_window)
     shape = {**settings.shape(), "randomized": args.randomized}
     config = {**shape, "agent": args.agent, "slots": args.slots, "max_nodes": args.max_nodes,
-              "trees": args.trees}
+              "trees": args.trees, **({"ray": True} if args.ray is not None else {})}
     parts = prepare_generation(
         args.target, args.agent, judge=args.judge, seed=args.seed, trees=args.trees,
         randomized=args.randomized, agent_options=chat_options_from(args).given(),
@@ -88,6 +95,12 @@ def gen(args: argparse.Namespace) -> int:
         if changed:
             raise CliError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
                            "choose another --name")
+        if args.ray is not None:
+            if store.trees(name) and not before.get("ray"):
+                raise CliError(f"generation {name!r} was grown without --ray: resume it without --ray "
+                               "(with --ray a stored tree counts as finished)")
+            parts.agent.close()  # the actors build their own
+            return _gen_on_ray(args, console, store, name, settings, pacing, config, started)
         executor = open_executor(parts.task, args.slots, args.seed, parts.judge, args.backend)
     except BaseException:
         parts.agent.close()
@@ -117,6 +130,44 @@ def gen(args: argparse.Namespace) -> int:
         executor.close()
         parts.agent.close()
         store.close()
+    return 0
+
+
+def _gen_on_ray(args: argparse.Namespace, console: Any, store: Any, name: str, settings: Any,
+                pacing: Any, config: dict[str, Any], started: float) -> int:
+    """The trees not yet stored, grown on ``--ray``'s cluster (see :mod:`magma_core.gen.ray_trees`)."""
+    from magma_core.cli.ray_option import ray_cluster_from
+    from magma_core.gen.ray_trees import TreeJob, grow_on_ray, tree_budget
+
+    job = TreeJob(args.target, args.agent, args.judge, settings, args.randomized,
+                  chat_options_from(args).given(), args.agent_timeout, args.slots, args.backend, pacing)
+    console.print(f"[bold]magma gen --ray[/] {args.target} as {name!r}: B={settings.branches} "
+                  f"slots={args.slots} per actor K={settings.max_per_stage} "
+                  f"M={tree_budget(settings.max_nodes, settings.trees)} per tree T={settings.trees}"
+                  + (" randomized" if args.randomized else ""))
+
+    def listener(event: str, note: Any, payload: Any) -> None:
+        if event == "warning":
+            console.print(f"[yellow]warning:[/] {payload}")
+
+    def on_tree(tree: int, grown: Any) -> None:
+        console.print(f"tree {tree}: {len(grown.candidates)} candidates, "
+                      f"{len(grown.situations)} situations stored")
+
+    try:
+        failures = grow_on_ray(ray_cluster_from(args), job, store, name, listener, on_tree)
+        for line in failures:
+            console.print(f"[red]error:[/] {line}")
+        store.update_generation(name, config, finished=not failures)
+        console.print(tree_table(store, name))
+        counts = store.counts(name)
+        console.print(f"{counts['candidates']} candidates, {counts['situations']} situations, "
+                      f"{counts['successes']} successful branches in "
+                      f"{time.perf_counter() - started:.1f}s. Store: {args.out / 'magma.db'}")
+    finally:
+        store.close()
+    if failures:
+        raise CliError(f"{len(failures)} Ray failure(s); what is stored stays: the same command resumes")
     return 0
 
 

@@ -211,25 +211,54 @@ class GenerationStore(SQLiteStore):
         with self._transaction() as conn:
             if child is not None:
                 self._insert_situation(conn, name, child)
-            c = candidate
-            conn.execute(
-                """INSERT INTO gen_candidates(generation, id, situation, candidate_index, tree, stage,
-                       response_status, output, memory, internal_steps, execution, status, end_status,
-                       episode_status, next_situation, score, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (
-                    name, c.id, c.situation, c.candidate_index, c.tree, c.stage, c.response_status,
-                    json.dumps(c.output), json.dumps(c.memory), json.dumps(c.internal_steps),
-                    None if c.execution is None else json.dumps(c.execution, default=str),
-                    c.status, c.end_status, c.episode_status, c.next_situation,
-                    None if c.score is None else json.dumps(c.score), time.time(),
-                ),
-            )
+            self._insert_candidate(conn, name, candidate)
             if close_situation:
                 conn.execute(
                     "UPDATE gen_situations SET status = ? WHERE generation = ? AND id = ?",
-                    (CLOSED, name, c.situation),
+                    (CLOSED, name, candidate.situation),
                 )
+
+    def add_grown_tree(
+        self, name: str, tree: int, seed: int, tools: list[dict[str, Any]],
+        situations: list[NewSituation], candidates: list[CandidateRow], *,
+        task: str | None = None, vocabulary: str | None = None,
+    ) -> None:
+        """Insert a whole tree grown elsewhere (``magma gen --ray``), in one transaction: its
+        situations (the first is the root) and candidates, ids as given."""
+        with self._transaction() as conn:
+            conn.execute(
+                """INSERT INTO gen_trees(generation, tree, seed, root, tools, task, vocabulary)
+                   VALUES (?,?,?,?,?,?,?)""",
+                (name, tree, seed, situations[0].id, json.dumps(tools), task, vocabulary),
+            )
+            for situation in situations:
+                self._insert_situation(conn, name, situation)
+            for candidate in candidates:
+                self._insert_candidate(conn, name, candidate)
+
+    def next_ids(self, name: str) -> tuple[int, int]:
+        """The first free situation id and candidate id of a generation."""
+        one = self._conn.execute
+        return (
+            one("SELECT COALESCE(MAX(id), -1) + 1 FROM gen_situations WHERE generation = ?", (name,)).fetchone()[0],
+            one("SELECT COALESCE(MAX(id), -1) + 1 FROM gen_candidates WHERE generation = ?", (name,)).fetchone()[0],
+        )
+
+    @staticmethod
+    def _insert_candidate(conn: sqlite3.Connection, name: str, c: CandidateRow) -> None:
+        conn.execute(
+            """INSERT INTO gen_candidates(generation, id, situation, candidate_index, tree, stage,
+                   response_status, output, memory, internal_steps, execution, status, end_status,
+                   episode_status, next_situation, score, created_at)
+               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+            (
+                name, c.id, c.situation, c.candidate_index, c.tree, c.stage, c.response_status,
+                json.dumps(c.output), json.dumps(c.memory), json.dumps(c.internal_steps),
+                None if c.execution is None else json.dumps(c.execution, default=str),
+                c.status, c.end_status, c.episode_status, c.next_situation,
+                None if c.score is None else json.dumps(c.score), time.time(),
+            ),
+        )
 
     def set_situation_status(self, name: str, situation: int, status: str) -> None:
         with self._transaction() as conn:

@@ -1,0 +1,161 @@
+"""``magma gen --ray``: generation trees grown in engine actors on a Ray cluster.
+
+The unit of work is one tree. Each actor builds its generation as ``magma gen`` does
+(:func:`~magma_core.gen.assembly.prepare_generation`, one engine of ``slots`` slots) and, for
+each tree the driver hands it (:func:`~magma_core.runs.ray_driver.drive_units`), runs the
+same :class:`~magma_core.gen.generator.Generator` for that one tree (seed ``seed + t``, node
+budget ``ceil(M / T)``) against a private store on a temporary SQLite file, then sends the
+tree's rows back. The driver alone writes them into the real store, one tree per transaction,
+with fresh ids: a stored tree is finished and skipped on resume; a tree in flight when the
+driver dies, or lost with its actor, is grown again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from magma_core.gen.assembly import prepare_generation
+from magma_core.gen.generator import Generator, GenSettings
+from magma_core.runs.assembly import open_executor
+from magma_core.runs.pipeline import Pacing
+from magma_core.runs.ray_actors import Channel
+from magma_core.runs.ray_cluster import RayCluster, connect
+from magma_core.runs.ray_driver import Listener, actor_count, drive_units, split
+from magma_core.store.generation_store import CandidateRow, GenerationStore, NewSituation
+
+PRIVATE = "tree"  # the generation's name in an actor's private store
+
+
+def tree_budget(max_nodes: int, trees: int) -> int:
+    """Each tree's share of the node budget M with ``--ray``: ceil(M / T)."""
+    return -(-max_nodes // trees)
+
+
+@dataclass(frozen=True)
+class GrownTree:
+    """One tree's rows as an actor's private store holds them (ids from 0)."""
+
+    seed: int
+    tools: list[dict[str, Any]]
+    task: str | None
+    vocabulary: str | None
+    situations: list[NewSituation]
+    candidates: list[CandidateRow]
+
+
+@dataclass(frozen=True)
+class TreeJob:
+    """An actor's job (see :mod:`magma_core.runs.ray_actors`): grow the trees it is handed.
+    Plain values only: the actor assembles its own generation and engine from them."""
+
+    target: str
+    agent: str
+    judge: str | None
+    settings: GenSettings
+    randomized: bool
+    agent_options: dict[str, Any]
+    agent_timeout: float | None
+    slots: int
+    backend: str
+    pacing: Pacing
+
+    def run(self, index: int, units: Iterator[Any], channel: Channel) -> None:
+        parts = prepare_generation(
+            self.target, self.agent, judge=self.judge, seed=self.settings.seed,
+            trees=self.settings.trees, randomized=self.randomized,
+            agent_options=self.agent_options, agent_timeout=self.agent_timeout,
+        )
+        try:
+            executor = open_executor(parts.task, self.slots, self.settings.seed, parts.judge,
+                                     self.backend)
+            try:
+                for tree in units:
+                    channel.send(("result", tree, self.grow(parts, executor, tree)))
+            finally:
+                executor.close()
+        finally:
+            parts.agent.close()
+
+    def grow(self, parts: Any, executor: Any, tree: int) -> GrownTree:
+        """Tree ``tree`` alone, as tree 0 of a one-tree generation in a temporary store."""
+        settings = dataclasses.replace(
+            self.settings, trees=1, seed=self.settings.seed + tree,
+            max_nodes=tree_budget(self.settings.max_nodes, self.settings.trees),
+        )
+        with tempfile.TemporaryDirectory(prefix="magma-gen-tree-") as folder:
+            store = GenerationStore(Path(folder) / "tree.db")
+            try:
+                store.open_generation(PRIVATE, self.target, {})
+                Generator(parts.task, parts.agent, executor, store, PRIVATE, settings,
+                          trees=parts.trees, pacing=self.pacing).run()
+                return _rows(store)
+            finally:
+                store.close()
+
+
+def _rows(store: GenerationStore) -> GrownTree:
+    (tree,) = store.trees(PRIVATE)
+    situations = [
+        NewSituation(s.id, s.tree, s.parent, s.stage, s.depth, s.idle, s.status, s.end_status,
+                     s.agent_input, store.snapshot_blob(PRIVATE, s.id))
+        for s in store.situations(PRIVATE)
+    ]
+    situations.sort(key=lambda s: s.id != tree["root"])  # the root first
+    return GrownTree(tree["seed"], tree["tools"], tree["task"], tree["vocabulary"], situations,
+                     store.candidates(PRIVATE))
+
+
+def store_tree(store: GenerationStore, name: str, tree: int, grown: GrownTree) -> None:
+    """Write ``grown`` as tree ``tree`` of generation ``name``, its ids moved past the stored
+    ones (the agent input's ``id`` is its situation's, as in a tree grown here)."""
+    first_situation, first_candidate = store.next_ids(name)
+
+    def sid(value: int | None) -> int | None:
+        return None if value is None else value + first_situation
+
+    def cid(value: int | None) -> int | None:
+        return None if value is None else value + first_candidate
+
+    situations = [
+        dataclasses.replace(s, id=sid(s.id), tree=tree, parent=cid(s.parent),
+                            agent_input={**s.agent_input, "id": sid(s.id)})
+        for s in grown.situations
+    ]
+    candidates = [
+        dataclasses.replace(c, id=cid(c.id), situation=sid(c.situation), tree=tree,
+                            next_situation=sid(c.next_situation))
+        for c in grown.candidates
+    ]
+    store.add_grown_tree(name, tree, grown.seed, grown.tools, situations, candidates,
+                         task=grown.task, vocabulary=grown.vocabulary)
+
+
+def grow_on_ray(cluster: RayCluster, job: TreeJob, store: GenerationStore, name: str,
+                listener: Listener, on_tree: Any = None) -> list[str]:
+    """Grow the trees of ``job`` not yet in generation ``name`` of ``store`` on ``cluster``
+    (``--concurrency`` split across the actors); each tree is stored as it ends and passed
+    to ``on_tree(tree, grown)``. Returns failure lines."""
+    stored = {t["tree"] for t in store.trees(name)}
+    todo = [t for t in range(job.settings.trees) if t not in stored]
+    if not todo:
+        return []
+    connect(cluster)
+    actors = actor_count(cluster, len(todo), job.pacing.concurrency, listener)
+    shares = split(job.pacing.concurrency, actors)
+
+    def make_job(seat: int) -> TreeJob:
+        return dataclasses.replace(job, pacing=dataclasses.replace(job.pacing,
+                                                                   concurrency=shares[seat]))
+
+    def save(tree: Any, grown: Any) -> None:
+        store_tree(store, name, tree, grown)
+        if on_tree is not None:
+            on_tree(tree, grown)
+
+    return drive_units(make_job, todo, actors=actors, listener=listener, on_result=save,
+                       unit_word="tree")
