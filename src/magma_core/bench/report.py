@@ -82,10 +82,7 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
     runs = list(reports)
     sig = significant_differences(reports)
     rows: list[tuple[str, str]] = [("all", "success"), ("clean", "success_clean")]
-    table = Table(title="Success (95% Wilson interval)")
-    table.add_column("")
-    for run in runs:
-        table.add_column(run)
+    table = _runs_table("Success (95% Wilson interval)", runs)
     for key, metric in rows:
         table.add_row(key, *[_cell(reports[r][metric], key in sig.get(r, set())) for r in runs])
     conditions = [c for c in reports[runs[0]]["success_by_condition"] if c != "clean"]
@@ -97,17 +94,11 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
                           ("Success by length", "success_by_length"),
                           ("Success by track", "success_by_track"),
                           ("Mission-update retention by lag", "mission_update_retention_by_lag")):
-        t = Table(title=title)
-        t.add_column("")
-        for run in runs:
-            t.add_column(run)
+        t = _runs_table(title, runs)
         for key in sorted({k for r in runs for k in reports[r][metric]}):
             t.add_row(key, *[_cell(reports[r][metric].get(key)) for r in runs])
         console.print(t)
-    t = Table(title="pass^k")
-    t.add_column("k")
-    for run in runs:
-        t.add_column(run)
+    t = _runs_table("pass^k", runs, "k")
     for k in reports[runs[0]]["pass_k"]:
         t.add_row(k, *[_fmt(reports[r]["pass_k"].get(k)) for r in runs])
     console.print(t)
@@ -120,15 +111,21 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
         for c, counts in reports[run]["terminal_status_counts"].items():
             t.add_row(f"{run} / {c}", *[str(counts.get(s, 0)) for s in taxonomy])
     console.print(t)
-    t = Table(title="Usage and cost")
-    t.add_column("")
-    for run in runs:
-        t.add_column(run)
+    t = _runs_table("Usage and cost", runs)
     for key in reports[runs[0]]["usage"]:
         t.add_row(key, *[_fmt(reports[r]["usage"][key]) for r in runs])
     console.print(t)
     if len(runs) > 1:
         console.print("* differs from the first run at p < 0.05 (two-proportion z-test)")
+
+
+def _runs_table(title: str, runs: list[str], first: str = "") -> Table:
+    """A table with a row-label column ``first`` and one column per run."""
+    table = Table(title=title)
+    table.add_column(first)
+    for run in runs:
+        table.add_column(run)
+    return table
 
 
 def _fmt(value: Any) -> str:

@@ -27,12 +27,7 @@ def bar_chart(title: str, series: dict[str, dict[str, dict[str, Any]]], plot_id:
     width, height, left, bottom = 640, 260, 40, 40
     slot = (width - left) / max(1, len(groups))
     bar = slot * 0.8 / max(1, len(series))
-    parts = [f'<svg id="{plot_id}" class="plot" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{height + bottom}" role="img"><title>{html.escape(title)}</title>']
-    for tick in (0, 0.5, 1):
-        y = height - tick * (height - 20)
-        parts.append(f'<line x1="{left}" x2="{width}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
-                     f'<text x="4" y="{y + 4:.1f}" font-size="11">{int(tick * 100)}%</text>')
+    parts = _frame(plot_id, title, width, height, height + bottom, left)
     for gi, group in enumerate(groups):
         x0 = left + gi * slot + slot * 0.1
         parts.append(f'<text x="{x0:.1f}" y="{height + 16}" font-size="11">{html.escape(group)}</text>')
@@ -53,17 +48,23 @@ def bar_chart(title: str, series: dict[str, dict[str, dict[str, Any]]], plot_id:
     return "".join(parts) + "</svg>"
 
 
+def _frame(plot_id: str, title: str, width: int, height: int, total: int, left: int) -> list[str]:
+    """The opening of a plot's SVG with its 0/50/100% grid lines."""
+    parts = [f'<svg id="{plot_id}" class="plot" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+             f'height="{total}" role="img"><title>{html.escape(title)}</title>']
+    for tick in (0, 0.5, 1):
+        y = height - tick * (height - 20)
+        parts.append(f'<line x1="{left}" x2="{width}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
+                     f'<text x="4" y="{y + 4:.1f}" font-size="11">{int(tick * 100)}%</text>')
+    return parts
+
+
 def line_chart(title: str, series: dict[str, dict[str, float | None]], plot_id: str) -> str:
     """pass^k curves: ``series[run][k] = value``."""
     width, height, left = 640, 240, 40
     ks = sorted({int(k) for values in series.values() for k in values}) or [1]
     span = max(1, max(ks) - 1)
-    parts = [f'<svg id="{plot_id}" class="plot" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{height + 50}" role="img"><title>{html.escape(title)}</title>']
-    for tick in (0, 0.5, 1):
-        y = height - tick * (height - 20)
-        parts.append(f'<line x1="{left}" x2="{width}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
-                     f'<text x="4" y="{y + 4:.1f}" font-size="11">{int(tick * 100)}%</text>')
+    parts = _frame(plot_id, title, width, height, height + 50, left)
     for k in ks:
         x = left + 20 + (k - 1) / span * (width - left - 60)
         parts.append(f'<text x="{x:.1f}" y="{height + 16}" font-size="11">k={k}</text>')
