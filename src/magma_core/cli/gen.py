@@ -43,6 +43,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--randomized", action="store_true",
                         help="each tree's agent sees a random public vocabulary (tool, parameter and "
                         "object names) drawn with the tree's seed, as magma run --randomized")
+    parser.add_argument("--coach", default=None, metavar="SPEC",
+                        help="repair failed branches with a coach: trace (the reference solution), "
+                        "openai:MODEL[@BASE_URL] or http://HOST:PORT (the agent's coaching routes)")
+    parser.add_argument("--coaching-max-pending", type=positive_int, default=None, metavar="N",
+                        help="coaching requests waiting for the coach per stage of a tree (2)")
+    parser.add_argument("--coaching-max-unproven", type=positive_int, default=None, metavar="N",
+                        help="coaching attempts not yet validated per stage of a tree (4)")
     add_agent_options(parser)
     parser.add_argument("--concurrency", type=positive_int, default=None,
                         help="agent requests in flight at most (default: one per slot)")
@@ -76,7 +83,9 @@ def gen(args: argparse.Namespace) -> int:
         trees=args.trees, seed=args.seed, max_decisions=args.max_decisions,
     )
     pacing = Pacing(concurrency=args.concurrency, batch_window=args.batch_window)
-    shape = {**settings.shape(), "randomized": args.randomized}
+    coaching = _coaching_settings(args)
+    shape = {**settings.shape(), "randomized": args.randomized,
+             **({} if coaching is None else coaching.shape())}
     config = {**shape, "agent": args.agent, "slots": args.slots, "max_nodes": args.max_nodes,
               "trees": args.trees, **({"ray": True} if args.ray is not None else {})}
     parts = prepare_generation(
@@ -112,7 +121,7 @@ def gen(args: argparse.Namespace) -> int:
     progress = _Progress(console, settings, executor.num_slots)
     try:
         generator = Generator(parts.task, parts.agent, executor, store, name, settings,
-                              listener=progress, trees=parts.trees, pacing=pacing)
+                              listener=progress, trees=parts.trees, pacing=pacing, coaching=coaching)
         try:
             summary = generator.run()
         except AgentOutage as exc:
@@ -120,6 +129,10 @@ def gen(args: argparse.Namespace) -> int:
         store.update_generation(name, config, finished=True)
         progress.done()
         console.print(tree_table(store, name))
+        if "coaching" in summary:
+            counts = summary["coaching"]
+            console.print("coaching: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in (
+                "corrected", "abandoned", "error", "skipped", "proven", "refuted", "unproven")))
         console.print(
             f"{summary['candidates']} candidates, {summary['situations']} situations, "
             f"{summary['successes']} successful branches; {summary['executed']} executed now in "
@@ -131,6 +144,22 @@ def gen(args: argparse.Namespace) -> int:
         parts.agent.close()
         store.close()
     return 0
+
+
+def _coaching_settings(args: argparse.Namespace) -> Any:
+    """The coaching of ``--coach`` (None without it); budgets without a coach are refused."""
+    from magma_core.gen.coaching import CoachingSettings, build_coach
+    from magma_core.gen.coaching.budgets import MAX_PENDING, MAX_UNPROVEN
+
+    if args.coach is None:
+        if args.coaching_max_pending is not None or args.coaching_max_unproven is not None:
+            raise CliError("--coaching-max-pending and --coaching-max-unproven need --coach")
+        return None
+    if args.ray is not None:
+        raise CliError("--coach does not apply with --ray yet: grow the generation without --ray")
+    build_coach(args.coach).close()  # a bad spec is refused before any tree grows
+    return CoachingSettings(args.coach, args.coaching_max_pending or MAX_PENDING,
+                            args.coaching_max_unproven or MAX_UNPROVEN)
 
 
 def _gen_on_ray(args: argparse.Namespace, console: Any, store: Any, name: str, settings: Any,
