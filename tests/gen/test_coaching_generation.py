@@ -149,3 +149,45 @@ def test_a_killed_coached_generation_resumes_with_nothing_lost_or_duplicated(tmp
         terminals = {c.id for c in candidates if terminal_event(_node(c))}
         assert terminals <= {r.terminal for r in rows}
         assert sum(p in stored for p in planned) == len(coached)
+
+
+def test_coached_rows_and_repair_pairs_are_exported(tmp_path):
+    import json
+
+    from magma_core.cli import main
+    from magma_core.export import ExportSettings, load_forest, write_export
+
+    store, _ = grow(tmp_path, "sorting.SortAll", "trace")
+    with store:
+        rows = {r.id: r for r in store.coaching("c")}
+        candidates = {c.id: c for c in store.candidates("c")}
+    proven = [c for c in candidates.values() if c.coaching and rows[c.coaching["request"]].outcome == "proven"]
+    assert proven
+    forest = load_forest(tmp_path / "magma.db", "c")
+    assert forest.repairs
+    for chosen, rejected in forest.repairs:  # the repair and the failed decision share the prompt
+        assert forest.candidates[chosen].situation == forest.candidates[rejected].situation
+        assert forest.candidates[chosen].origin in ("coached", "recovery")
+        assert forest.candidates[rejected].origin == "model"
+    report = write_export(forest, ExportSettings(format="preference-jsonl", validation_ratio=0), tmp_path / "pref")
+    pairs = [json.loads(line) for line in (tmp_path / "pref" / "preference_train.jsonl").read_text().splitlines()]
+    repairs = [p for p in pairs if p["origin"] == "repair"]
+    assert len(repairs) == len(forest.repairs) and report.rows["train"] == len(pairs)
+    for pair in repairs:
+        chosen, rejected = pair["id"].split(">")
+        chosen_calls = [c["function"]["name"] for c in pair["chosen"][0].get("tool_calls") or []]
+        assert chosen_calls == [c["name"] for c in forest.candidates[chosen].decision["tool_calls"]]
+        assert pair["chosen"] != pair["rejected"]
+
+    def chat(*extra):
+        out = tmp_path / ("chat" + "".join(extra))
+        assert main(["export", "c", "--out", str(tmp_path), "--output", str(out), "--validation-ratio", "0",
+                     "--min-score", "0", *extra]) == 0
+        return [json.loads(line) for line in (out / "chat_train.jsonl").read_text().splitlines()]
+
+    with_coached, without = chat(), chat("--no-coached")
+    assert {r["origin"] for r in with_coached} >= {"model"} and \
+        {r["origin"] for r in with_coached} & {"coached", "recovery"}
+    assert {r["origin"] for r in without} == {"model"}
+    coached_keys = {f"c:c{c.id}" for c in candidates.values() if c.coaching}
+    assert not any(m for r in without for m in [r["id"]] if m in coached_keys)

@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--validation-ratio", type=_ratio, default=0.05, help="share of trees for validation (0.05)")
     parser.add_argument("--split-seed", type=_seed, default=42, help="seed of the train/validation split (42)")
     parser.add_argument("--shuffle-seed", type=_seed, default=42, help="seed of the tool and attribute orders (42)")
+    parser.add_argument("--no-coached", action="store_true",
+                        help="leave out a generation's coached and recovery candidates (and what grew from them)")
     parser.set_defaults(func=export)
 
 
@@ -52,7 +54,7 @@ def export(args: argparse.Namespace) -> int:
 
     store = args.out / "magma.db"
     try:
-        forest = load_forest(store, args.name)
+        forest = load_forest(store, args.name, coached=not args.no_coached)
     except SourceError as exc:
         raise CliError(str(exc)) from None
     settings = ExportSettings(format=args.format, min_score=args.min_score,
