@@ -188,3 +188,61 @@ def test_a_bad_coach_spec_is_one_user_error():
         build_coach("oracle")
     with pytest.raises(UserError, match="openai"):
         build_coach("trace", {"temperature": 0.1})
+
+
+def test_the_manager_keeps_the_budgets_and_proves_only_on_a_validated_finish(tmp_path):
+    import threading
+
+    from magma_core.gen.coaching import Coaching, CoachingSettings
+    from magma_core.store import GenerationStore
+    from magma_core.store.generation_store import CandidateRow
+
+    gate = threading.Event()
+
+    class SlowCoach(TraceCoach):
+        name = "slow"
+
+        def coach(self, request, context):
+            gate.wait(10)
+            return super().coach(request, context)
+
+    def row(cid, situation, index, dec, exe, end, episode, coaching=None):
+        return CandidateRow(cid, situation, index, 0, 0, "completed", dec, {}, [], exe, end, end, episode,
+                            None, None, coaching)
+
+    def root(sid):
+        return SimpleNamespace(id=sid, tree=0, stage=0, parent=None, depth=0, idle=0,
+                               agent_input={"id": sid, "instruction": {"type": "user", "content": "go"},
+                                            "attributes": ROBOT, "memory": {}})
+
+    store = GenerationStore(tmp_path / "magma.db")
+    store.open_generation("g", "x", {})
+    coach = SlowCoach()
+    coaching = Coaching(coach, CoachingSettings(coach, max_pending=1, max_unproven=1), store, "g",
+                        lambda tree: CoachContext(tree, STAGES, TRACE), branches=2)
+    coaching.load()
+    coaching.add_place(root(0))
+    coaching.add_place(root(10))
+    failed = execution("FAILED")
+    coaching.observe(row(0, 0, 0, decision(PICK_B), failed, "error", "failed"), None)
+    coaching.observe(row(1, 0, 1, decision(PLACE_A), failed, "error", "failed"), None)
+    rows = store.coaching("g")
+    assert [r.status for r in rows] == ["pending", "skipped"] and "pending" in rows[1].reason
+    gate.set()
+    coaching.wait(10)
+    injections = coaching.take(5)
+    assert [(i.place.id, i.candidate_index, i.record["role"]) for i in injections] == [(0, 2, "fixed")]
+    assert injections[0].agent_input["extra_keys"]["coaching"]["decision"]["tool_calls"][0]["name"] == "pick"
+    coaching.observe(row(4, 10, 0, decision(PICK_B), failed, "error", "failed"), None)
+    assert "unproven" in store.coaching("g")[-1].reason  # the first repair is not validated yet
+    # the coached candidate runs but does not finish the stage: still unproven, not a success
+    coaching.observe(row(5, 0, 2, decision(PICK_A), execution(), "ongoing", "running", injections[0].record), None)
+    assert store.coaching("g")[0].outcome == "unproven"
+    coaching.observe(row(6, 0, 3, decision(PICK_A), execution("FINISH"), "optimal", "running",
+                         dict(injections[0].record)), None)
+    assert store.coaching("g")[0].outcome == "proven"  # validated: the budget is free again
+    coaching.observe(row(7, 10, 1, decision(PICK_B), failed, "error", "failed"), None)
+    coaching.wait(10)
+    assert store.coaching("g")[-1].status == "corrected"
+    coaching.close()
+    store.close()

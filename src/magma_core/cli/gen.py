@@ -50,6 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="coaching requests waiting for the coach per stage of a tree (2)")
     parser.add_argument("--coaching-max-unproven", type=positive_int, default=None, metavar="N",
                         help="coaching attempts not yet validated per stage of a tree (4)")
+    parser.add_argument("--coach-temperature", type=non_negative_float, default=None, metavar="T",
+                        help="an openai coach's sampling temperature (0)")
+    parser.add_argument("--coach-max-tokens", type=positive_int, default=None, metavar="N",
+                        help="an openai coach's max_tokens per reply (2000)")
+    parser.add_argument("--coach-timeout", type=positive_float, default=None, metavar="SECONDS",
+                        help="seconds for each request to an openai or http coach (120 / 360)")
     add_agent_options(parser)
     parser.add_argument("--concurrency", type=positive_int, default=None,
                         help="agent requests in flight at most (default: one per slot)")
@@ -151,15 +157,18 @@ def _coaching_settings(args: argparse.Namespace) -> Any:
     from magma_core.gen.coaching import CoachingSettings, build_coach
     from magma_core.gen.coaching.budgets import MAX_PENDING, MAX_UNPROVEN
 
+    options = {k: v for k, v in (("temperature", args.coach_temperature),
+                                 ("max_tokens", args.coach_max_tokens)) if v is not None}
     if args.coach is None:
-        if args.coaching_max_pending is not None or args.coaching_max_unproven is not None:
-            raise CliError("--coaching-max-pending and --coaching-max-unproven need --coach")
+        if (args.coaching_max_pending is not None or args.coaching_max_unproven is not None or options
+                or args.coach_timeout is not None):
+            raise CliError("--coaching-max-pending, --coaching-max-unproven and --coach-* options need --coach")
         return None
     if args.ray is not None:
         raise CliError("--coach does not apply with --ray yet: grow the generation without --ray")
-    build_coach(args.coach).close()  # a bad spec is refused before any tree grows
+    build_coach(args.coach, options, args.coach_timeout).close()  # a bad spec is refused before any tree grows
     return CoachingSettings(args.coach, args.coaching_max_pending or MAX_PENDING,
-                            args.coaching_max_unproven or MAX_UNPROVEN)
+                            args.coaching_max_unproven or MAX_UNPROVEN, options, args.coach_timeout)
 
 
 def _gen_on_ray(args: argparse.Namespace, console: Any, store: Any, name: str, settings: Any,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.gen.coaching.budgets import MAX_PENDING, MAX_UNPROVEN, CoachingBudget
@@ -57,6 +57,8 @@ class CoachingSettings:
     coach: Any
     max_pending: int = MAX_PENDING
     max_unproven: int = MAX_UNPROVEN
+    options: dict[str, Any] = field(default_factory=dict)  # a model coach's own model options
+    timeout: float | None = None
 
     def shape(self) -> dict[str, Any]:
         coach = self.coach if isinstance(self.coach, str) else getattr(self.coach, "name", "custom")
@@ -314,7 +316,9 @@ def _node(c: Any) -> Node:
 
 def generator_coaching(generator: Any, settings: CoachingSettings) -> Coaching:
     """The :class:`Coaching` of ``generator`` (a :class:`~magma_core.gen.generator.Generator`)."""
-    coach = build_coach(settings.coach) if isinstance(settings.coach, str) else settings.coach
+    coach = settings.coach
+    if isinstance(coach, str):
+        coach = build_coach(coach, settings.options, settings.timeout)
 
     def context_of(tree: int) -> CoachContext:
         tree_task = generator._tree[tree]
