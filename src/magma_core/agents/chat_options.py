@@ -40,6 +40,7 @@ DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 2
 DEFAULT_BACKOFF_S = 0.5
 RESERVED_BODY_KEYS = frozenset({"model", "messages", "tools"})
+CONFIG_TABLES = ("agent", "judge")
 
 
 class ChatOptionsError(UserError, ValueError):
@@ -76,10 +77,15 @@ class ChatOptions:
 
     # -- reading ---------------------------------------------------------------------------
     @classmethod
-    def from_mapping(cls, data: Any, where: str = "agent options") -> ChatOptions:
-        """Options from a dict (a config file's content); unknown keys are refused."""
-        if isinstance(data, dict) and isinstance(data.get("agent"), dict) and len(data) == 1:
-            data = data["agent"]
+    def from_mapping(cls, data: Any, where: str = "agent options", table: str = "agent") -> ChatOptions:
+        """Options from a dict (a config file's content); unknown keys are refused. A file
+        may hold an ``[agent]`` and a ``[judge]`` table (``table`` picks one; flat keys are
+        the agent's); a file without the ``[judge]`` table gives the judge no options."""
+        if isinstance(data, dict) and set(data) <= set(CONFIG_TABLES) and data and all(
+                isinstance(v, dict) for v in data.values()):
+            data = data.get(table, {})
+        elif table != "agent":
+            data = {}
         if not isinstance(data, dict):
             raise ChatOptionsError(f"{where}: expected a table of options")
         known = {f.name for f in fields(cls)}
@@ -94,8 +100,9 @@ class ChatOptions:
             raise ChatOptionsError(f"{where}: {exc}") from None
 
     @classmethod
-    def from_file(cls, path: str | Path) -> ChatOptions:
-        """Options from a TOML file (``.toml``) or a JSON file (anything else)."""
+    def from_file(cls, path: str | Path, table: str = "agent") -> ChatOptions:
+        """Options from a TOML file (``.toml``) or a JSON file (anything else); ``table``:
+        ``agent`` or ``judge`` (see :meth:`from_mapping`)."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -105,7 +112,7 @@ class ChatOptions:
             data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
         except (ValueError, RecursionError) as exc:
             raise ChatOptionsError(f"agent config {path} is not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: {exc}") from None
-        return cls.from_mapping(data, where=f"agent config {path}")
+        return cls.from_mapping(data, where=f"agent config {path}", table=table)
 
     def merged_over(self, base: ChatOptions) -> ChatOptions:
         """These options, with ``base``'s values where these are not given."""

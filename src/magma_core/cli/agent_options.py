@@ -1,4 +1,6 @@
-"""The model options shared by ``magma run`` and ``magma serve-agent`` (``--max-tokens``,
+"""The model options shared by every command that talks to a model (``magma run``,
+``magma bench run``, ``magma gen``, ``magma serve-agent``; the judge reads the config file's
+``[judge]`` table) (``--max-tokens``,
 ``--tool-choice``, ... and ``--agent-config FILE``); see :mod:`magma_core.agents.chat_options`.
 Flags win over the config file."""
 
@@ -74,7 +76,8 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
                        help="environment reports as tool messages (default) or user messages "
                        "(for chat templates that drop tool messages)")
     group.add_argument("--agent-config", default=None,
-                       help="a TOML or JSON file of these options (flags win over it)")
+                       help="a TOML or JSON file of these options (flags win over it); its "
+                       "[judge] table, if any, holds the judge's")
 
 
 def chat_options_from(args: argparse.Namespace) -> ChatOptions:
@@ -84,5 +87,16 @@ def chat_options_from(args: argparse.Namespace) -> ChatOptions:
         base = ChatOptions.from_file(args.agent_config) if getattr(args, "agent_config", None) else ChatOptions()
         given = {field: getattr(args, flag) for flag, field in FLAGS.items() if getattr(args, flag, None) is not None}
         return ChatOptions(**given).merged_over(base)
+    except ChatOptionsError as exc:
+        raise CliError(str(exc)) from None
+
+
+def judge_options_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The judge's model options: the ``[judge]`` table of ``--agent-config`` (none without
+    one); a bad value is a one-line ``CliError``."""
+    if not getattr(args, "agent_config", None):
+        return {}
+    try:
+        return ChatOptions.from_file(args.agent_config, table="judge").given()
     except ChatOptionsError as exc:
         raise CliError(str(exc)) from None
