@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", type=run_name, default=None, help="benchmark run name; same name resumes")
     p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
+    p.add_argument("--max-decisions", type=positive_int, default=None,
+                   help="decision cap per trial (default: magma run's, 60)")
     p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
     add_agent_options(p)
@@ -90,7 +92,10 @@ def run_command(args: Any) -> int:
         elif event == "given_up":
             console.print(f"[red]{payload['item']}: given up after 3 infrastructure failures")
 
-    spec = BenchSpec(args.suite, agent=args.agent, judge=args.judge, trials=args.trials,
+    from magma_core.runs import LoopLimits
+
+    limits = LoopLimits() if args.max_decisions is None else LoopLimits(max_decisions=args.max_decisions)
+    spec = BenchSpec(args.suite, limits=limits, agent=args.agent, judge=args.judge, trials=args.trials,
                      slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
                      ray=ray_cluster_from(args, actors=args.workers),
                      name=args.name, backend=args.backend,
