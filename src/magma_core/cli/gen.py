@@ -138,7 +138,8 @@ def gen(args: argparse.Namespace) -> int:
         if "coaching" in summary:
             counts = summary["coaching"]
             console.print("coaching: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in (
-                "corrected", "abandoned", "error", "skipped", "proven", "refuted", "unproven")))
+                "corrected", "abandoned", "error", "skipped", "proven", "refuted", "unproven"))
+                + f"; coaching took {counts['coaching_s']:.2f} s (the coach {counts['coach_s']:.2f} s)")
         console.print(
             f"{summary['candidates']} candidates, {summary['situations']} situations, "
             f"{summary['successes']} successful branches; {summary['executed']} executed now in "

@@ -269,7 +269,7 @@ class Generator:
         self.finish()
         return {**self.store.counts(self.name), "executed": self.executed,
                 "wall_s": time.perf_counter() - started, **self.timings,
-                **({} if self.coaching is None else {"coaching": self.store.coaching_counts(self.name)})}
+                **({} if self.coaching is None else {"coaching": self.coaching.summary()})}
 
     def finish(self) -> None:
         """Compute every candidate's scores bottom-up and store them (and stop the coach)."""

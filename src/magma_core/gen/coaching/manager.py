@@ -19,6 +19,7 @@ repair an OPTIMAL one).
 from __future__ import annotations
 
 import copy
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,7 +106,7 @@ class Coaching:
         self._pool: ThreadPoolExecutor | None = None
         self._next_id = 0
         self._loaded = False
-        self.timings = {"coach_s": 0.0}
+        self.timings = {"coach_s": 0.0, "coaching_s": 0.0}  # the coach's thinking; all of coaching
 
     # -- generator hooks ---------------------------------------------------------------------
     def load(self) -> None:
@@ -145,6 +146,7 @@ class Coaching:
 
     def observe(self, row: Any, child: Any | None) -> None:
         """A candidate (and the situation it led to) was stored."""
+        start = time.perf_counter()
         if not self._loaded:
             self.load()
         if child is not None:
@@ -153,12 +155,19 @@ class Coaching:
         self.index.add_node(node)
         self._settle(node)
         self._route(node)
+        self.timings["coaching_s"] += time.perf_counter() - start
+
+    def summary(self) -> dict[str, Any]:
+        """Stored rows by status and outcome, and the seconds coaching took."""
+        return {**self.store.coaching_counts(self.name), **{k: round(v, 4) for k, v in self.timings.items()}}
 
     def take(self, limit: int) -> list[Injection]:
         """Up to ``limit`` repairs ready to be executed (answers that arrived are stored first)."""
+        start = time.perf_counter()
         if not self._loaded:
             self.load()
         self._poll()
+        self.timings["coaching_s"] += time.perf_counter() - start
         out, self._ready = self._ready[:max(limit, 0)], self._ready[max(limit, 0):]
         return out
 
@@ -219,13 +228,20 @@ class Coaching:
     def _submit(self, job: _InFlight) -> None:
         context = self.context_of(job.row.tree)
         if getattr(self.coach, "name", "") == "trace":  # an oracle: answer at once, in order
-            job.reply = ask_coach(self.coach, job.request, context)
+            job.reply = self._ask(job.request, context)
         else:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="magma-coach")
-            job.future = self._pool.submit(ask_coach, self.coach, job.request, context)
+            job.future = self._pool.submit(self._ask, job.request, context)
         self._in_flight[job.row.id] = job
         self._poll()
+
+    def _ask(self, request: CoachingRequest, context: CoachContext) -> CoachReply:
+        start = time.perf_counter()
+        try:
+            return ask_coach(self.coach, request, context)
+        finally:
+            self.timings["coach_s"] += time.perf_counter() - start
 
     def _poll(self) -> None:
         for row_id in sorted(self._in_flight):
