@@ -23,7 +23,7 @@ def test_the_coaching_commands_of_the_guide_run(tmp_path):
     assert [c[:2] for c in commands] == [["magma", "gen"], ["magma", "export"], ["magma", "export"]]
     outputs = []
     for command in commands:
-        argv = [str(tmp_path) if previous == "--out" else a for previous, a in zip(["", *command], command)]
+        argv = [str(tmp_path) if previous == "--out" else a for previous, a in zip(["", *command[:-1]], command, strict=True)]
         done = run([sys.executable, "-m", "magma_core.cli", *argv[1:]], timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         outputs.append(done.stdout)
