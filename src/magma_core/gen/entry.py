@@ -15,7 +15,10 @@ finished: here, in one engine through :func:`grow_here`, or one tree per unit of
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.gen import scores as sc
@@ -25,6 +28,7 @@ from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
 from magma_core.runs.assembly import open_executor
 from magma_core.runs.events import Listener, no_listener
 from magma_core.runs.pipeline import AgentOutage, Pacing
+from magma_core.runs.placement import Seat, place
 from magma_core.simulation.executor.engine import Engine
 from magma_core.store import GenerationStore, open_generation_store
 from magma_core.user_error import UserError
@@ -54,37 +58,89 @@ def generate(spec: GenSpec, listener: Listener | None = None) -> GenResult:
     """
     listener = listener or no_listener
     started = time.perf_counter()
-    name, settings = spec.generation_name, spec.settings()
+    name = spec.generation_name
     parts = prepare(spec)
+    closed = False
     store = open_generation_store(spec.out)
     try:
-        before = _open_generation(spec, store, name)
+        _open_generation(spec, store, name)
+        work = TreeWork(spec, parts, store, name, listener)
         if spec.ray is not None:
             parts.agent.close()  # built to check the spec; each actor builds its own
-            return _grow_on_ray(spec, store, name, settings, before, listener, started)
-        executor = open_executor(parts.task, spec.slots, spec.seed, parts.judge, spec.backend)
-    except BaseException:
-        parts.agent.close()
-        store.close()
-        raise
-    try:
-        listener("begin", None, GenPlan(name, settings, executor.num_slots, spec.randomized,
-                                        False, settings.max_nodes))
-        failures: list[str] = []
-        summary: dict[str, Any] = {}
-        try:
-            summary = grow_here(parts, executor, store, name, settings, spec.pacing, listener)
-            store.update_generation(name, spec.config(), finished=True)
-        except AgentOutage as exc:
-            failures = [str(exc)]
+            closed = True
+            listener("begin", None, work.plan(spec.slots))
+            stored = {t["tree"] for t in store.trees(name)}
+            todo = [t for t in range(spec.trees) if t not in stored]
+        else:
+            todo = list(range(spec.trees))  # one generator grows (or resumes) them all here
+        failures = place(work, todo, listener=listener, ray=spec.ray)
+        if spec.ray is not None:
+            store.update_generation(name, spec.config(), finished=not failures)
         return GenResult(name, store.path, store.counts(name), tree_summaries(store, name),
-                         executed=summary.get("executed"),
-                         snapshot_s=summary.get("snapshot_s", 0.0) + summary.get("restore_s", 0.0),
+                         executed=work.summary.get("executed"),
+                         snapshot_s=work.summary.get("snapshot_s", 0.0) + work.summary.get("restore_s", 0.0),
                          failures=failures, elapsed_s=time.perf_counter() - started)
     finally:
-        executor.close()
-        parts.agent.close()
+        if not closed:
+            parts.agent.close()
         store.close()
+
+
+@dataclass
+class TreeWork:
+    """A generation's trees as units of work for :func:`~magma_core.runs.placement.place`:
+    here, one generator grows every tree; on Ray, each actor grows the trees it is handed
+    (a :class:`~magma_core.gen.ray_trees.TreeJob`) and this process stores each."""
+
+    spec: GenSpec
+    parts: GenParts
+    store: GenerationStore
+    name: str
+    listener: Listener
+    unit_word: str = "tree"
+    summary: dict[str, Any] = field(default_factory=dict)  # the generator's, when grown here
+
+    @property
+    def concurrency(self) -> int | None:
+        return self.spec.pacing.concurrency
+
+    def plan(self, slots: int) -> GenPlan:
+        from magma_core.gen.ray_trees import tree_budget
+
+        settings, ray = self.spec.settings(), self.spec.ray is not None
+        budget = tree_budget(settings.max_nodes, settings.trees) if ray else settings.max_nodes
+        return GenPlan(self.name, settings, slots, self.spec.randomized, ray, budget)
+
+    def here(self, units: Sequence[Hashable], listener: Listener) -> list[str]:
+        """Every tree in one engine here; an agent outage is a failure line."""
+        spec = self.spec
+        executor = open_executor(self.parts.task, spec.slots, spec.seed, self.parts.judge, spec.backend)
+        try:
+            listener("begin", None, self.plan(executor.num_slots))
+            try:
+                self.summary = grow_here(self.parts, executor, self.store, self.name,
+                                         spec.settings(), spec.pacing, listener)
+            except AgentOutage as exc:
+                return [str(exc)]
+            self.store.update_generation(self.name, spec.config(), finished=True)
+            return []
+        finally:
+            executor.close()
+
+    def worker_job(self, workers: int, units: Sequence[Hashable]) -> tuple[Any, Callable[..., None]]:
+        raise UserError("magma gen grows its trees here or on Ray, not in worker processes")
+
+    def actor_job(self, seat: Seat) -> Any:
+        from magma_core.gen.ray_trees import TreeJob
+
+        pacing = dataclasses.replace(self.spec.pacing, concurrency=seat.concurrency)
+        return TreeJob(dataclasses.replace(self.spec, pacing=pacing, ray=None))
+
+    def on_result(self, tree: Any, grown: Any) -> None:
+        from magma_core.gen.ray_trees import store_tree
+
+        store_tree(self.store, self.name, tree, grown)
+        self.listener("tree", tree, grown)
 
 
 def grow_here(parts: GenParts, executor: Engine, store: GenerationStore, name: str,
@@ -112,28 +168,6 @@ def _open_generation(spec: GenSpec, store: GenerationStore, name: str) -> dict[s
         raise UserError(f"generation {name!r} was grown without --ray: resume it without --ray "
                         "(with --ray a stored tree counts as finished)")
     return before
-
-
-def _grow_on_ray(spec: GenSpec, store: GenerationStore, name: str, settings: GenSettings,
-                 before: dict[str, Any], listener: Listener, started: float) -> GenResult:
-    """The trees not yet stored, grown on ``spec.ray``'s cluster; closes ``store``."""
-    from magma_core.gen.ray_trees import TreeJob, grow_on_ray, tree_budget
-
-    job = TreeJob(spec)
-    assert spec.ray is not None
-    try:
-        listener("begin", None, GenPlan(name, settings, spec.slots, spec.randomized, True,
-                                        tree_budget(settings.max_nodes, settings.trees)))
-
-        def on_tree(tree: int, grown: Any) -> None:
-            listener("tree", tree, grown)
-
-        failures = grow_on_ray(spec.ray, job, store, name, listener, on_tree)
-        store.update_generation(name, spec.config(), finished=not failures)
-        return GenResult(name, store.path, store.counts(name), tree_summaries(store, name),
-                         failures=failures, elapsed_s=time.perf_counter() - started)
-    finally:
-        store.close()
 
 
 def tree_summaries(store: GenerationStore, name: str) -> list[TreeSummary]:

@@ -5,7 +5,8 @@ The unit of work is one tree. Each actor builds its generation from the ``GenSpe
 each tree the driver hands it (:func:`~magma_core.runs.ray_driver.drive_units`), runs the
 same :func:`~magma_core.gen.entry.grow_here` as ``magma gen`` for that one tree (seed ``seed + t``, node
 budget ``ceil(M / T)``) against a private store on a temporary SQLite file, then sends the
-tree's rows back. The driver alone writes them into the real store, one tree per transaction,
+tree's rows back (:class:`~magma_core.gen.entry.TreeWork` places them through
+:func:`magma_core.runs.placement.place`). The driver alone writes them into the real store, one tree per transaction,
 with fresh ids: a stored tree is finished and skipped on resume; a tree in flight when the
 driver dies, or lost with its actor, is grown again.
 """
@@ -24,8 +25,6 @@ from magma_core.gen.entry import grow_here, prepare
 from magma_core.gen.spec import GenSpec
 from magma_core.runs.assembly import open_executor
 from magma_core.runs.ray_actors import Channel
-from magma_core.runs.ray_cluster import RayCluster, connect
-from magma_core.runs.ray_driver import Listener, actor_count, drive_units, split
 from magma_core.simulation.executor.engine import Engine
 from magma_core.store.generation_store import CandidateRow, GenerationStore, NewSituation
 
@@ -119,30 +118,3 @@ def store_tree(store: GenerationStore, name: str, tree: int, grown: GrownTree) -
     ]
     store.add_grown_tree(name, tree, grown.seed, grown.tools, situations, candidates,
                          task=grown.task, vocabulary=grown.vocabulary)
-
-
-def grow_on_ray(cluster: RayCluster, job: TreeJob, store: GenerationStore, name: str,
-                listener: Listener, on_tree: Any = None) -> list[str]:
-    """Grow the trees of ``job`` not yet in generation ``name`` of ``store`` on ``cluster``
-    (``--concurrency`` split across the actors); each tree is stored as it ends and passed
-    to ``on_tree(tree, grown)``. Returns failure lines."""
-    stored = {t["tree"] for t in store.trees(name)}
-    todo = [t for t in range(job.spec.trees) if t not in stored]
-    if not todo:
-        return []
-    connect(cluster)
-    pacing = job.spec.pacing
-    actors = actor_count(cluster, len(todo), pacing.concurrency, listener)
-    shares = split(pacing.concurrency, actors)
-
-    def make_job(seat: int) -> TreeJob:
-        seat_pacing = dataclasses.replace(pacing, concurrency=shares[seat])
-        return TreeJob(dataclasses.replace(job.spec, pacing=seat_pacing, ray=None))
-
-    def save(tree: Any, grown: Any) -> None:
-        store_tree(store, name, tree, grown)
-        if on_tree is not None:
-            on_tree(tree, grown)
-
-    return drive_units(make_job, todo, actors=actors, listener=listener, on_result=save,
-                       unit_word="tree")

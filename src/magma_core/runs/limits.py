@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: Attempts a unit of work gets: a benchmark item against agent outages, a unit handed to
+#: Ray actors that died with it.
+MAX_ATTEMPTS = 3
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
 
