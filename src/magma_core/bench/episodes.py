@@ -23,6 +23,7 @@ from magma_core.agents import Agent, parse_spec
 from magma_core.agents.noisy_trace import NoisyTraceAgent
 from magma_core.bench.task_spec import task_from_spec
 from magma_core.runs import RunSpec
+from magma_core.runs.agent_requests import AgentOutage
 from magma_core.runs.assembly import (
     RunParts,
     build_judge,
@@ -32,7 +33,6 @@ from magma_core.runs.assembly import (
 )
 from magma_core.runs.episode_tasks import EpisodeTasks, SlotTraceAgent
 from magma_core.runs.events import Listener
-from magma_core.runs.pipeline import AgentOutage
 from magma_core.runs.placement import Seat
 from magma_core.runs.ray_actors import EpisodeJob
 from magma_core.runs.workers import episodes_from_parent, event_sender, worker_main

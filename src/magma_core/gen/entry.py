@@ -25,9 +25,9 @@ from magma_core.gen import scores as sc
 from magma_core.gen.assembly import GenParts, prepare_generation
 from magma_core.gen.generator import Generator, GenSettings
 from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
+from magma_core.runs.agent_requests import AgentOutage, Pacing
 from magma_core.runs.assembly import open_executor
 from magma_core.runs.events import Listener, no_listener
-from magma_core.runs.pipeline import AgentOutage, Pacing
 from magma_core.runs.placement import Seat, place
 from magma_core.simulation.executor.engine import Engine
 from magma_core.store import GenerationStore, open_generation_store

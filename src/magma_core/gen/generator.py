@@ -6,8 +6,8 @@ situation (an agent input plus the whole-slot snapshot it resumes, which names t
 and vocabulary) is asked for B candidates; each candidate is executed in a free slot restored
 from its situation's snapshot, and its outcome becomes the next situation with its own
 snapshot. One thread owns the trees, the slots and the store; agent requests go through
-``magma run``'s in-flight pipeline (:class:`~magma_core.runs.pipeline.SlotPipeline`, paced by
-a :class:`~magma_core.runs.pipeline.Pacing`: concurrency, batch window, retries of inputs
+``magma run``'s in-flight pipeline (:class:`~magma_core.runs.agent_requests.SlotPipeline`, paced by
+a :class:`~magma_core.runs.agent_requests.Pacing`: concurrency, batch window, retries of inputs
 that got no answer, outage), keyed by situation, so slots execute while the agent thinks.
 
 Scheduling: open situations are asked breadth-first (depth, then tree, then id) while the node
@@ -36,10 +36,10 @@ from magma_core.agents.base import Agent, error_output
 from magma_core.gen import scores as sc
 from magma_core.gen.trees import TreeTask, TreeTasks, TreeTraceAgent
 from magma_core.protocol.agent import AgentInput, AgentOutput
+from magma_core.runs.agent_requests import Pacing, SlotPipeline
 from magma_core.runs.events import Listener, no_listener
 from magma_core.runs.limits import NO_ACTION, LoopLimits
 from magma_core.runs.loop import build_input, initial_memory
-from magma_core.runs.pipeline import Pacing, SlotPipeline
 from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
 from magma_core.simulation.executor.engine import Engine
 from magma_core.simulation.executor.snapshots import SlotSnapshot
@@ -241,7 +241,7 @@ class Generator:
     def run(self) -> dict[str, Any]:
         """Grow every tree until the caps or the branch ends stop it; return the counts.
 
-        Raises :class:`~magma_core.runs.pipeline.AgentOutage` when the agent cannot be reached
+        Raises :class:`~magma_core.runs.agent_requests.AgentOutage` when the agent cannot be reached
         for any waiting situation (see :class:`Pacing`): what is stored stays, and the same
         call resumes."""
         self._load()

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.gen.generator import GenSettings
+from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.limits import LoopLimits
-from magma_core.runs.pipeline import Pacing
 from magma_core.runs.ray_cluster import RayCluster
 from magma_core.runs.spec import RunSpec
 from magma_core.user_error import UserError

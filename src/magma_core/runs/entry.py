@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.runs.agent_requests import AgentOutage
 from magma_core.runs.assembly import RunParts, prepare, run_episodes
 from magma_core.runs.events import Listener, no_listener
-from magma_core.runs.pipeline import AgentOutage
 from magma_core.runs.placement import Seat, place
 from magma_core.runs.ray_actors import EpisodeJob, spec_episodes
 from magma_core.runs.spec import RunResult, RunSpec, check_resume

@@ -1,6 +1,6 @@
 """The run loop: episodes through the one engine, K at a time in its slots, with an agent.
 
-Each slot runs its own episode pipeline (:mod:`magma_core.runs.pipeline`): its input (the
+Each slot runs its own episode pipeline (:mod:`magma_core.runs.agent_requests`): its input (the
 engine's view of the slot and the slot's agent memory) goes to the agent as soon as its last
 decision has executed, and its decision is executed as soon as it arrives. Decisions that
 arrive together are executed together in one ``Executor.submit``. ``Pacing(lockstep=True)``
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from magma_core.agents.base import Agent
 from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput
+from magma_core.runs.agent_requests import AgentOutage, Pacing, SlotAnswer, SlotPipeline
 from magma_core.runs.agent_steps import exchange_of, merge_exchanges
 from magma_core.runs.events import Listener, no_listener
 from magma_core.runs.limits import DECISION_CAP, NO_ACTION, LoopLimits
-from magma_core.runs.pipeline import AgentOutage, Pacing, SlotAnswer, SlotPipeline
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
 from magma_core.simulation.tasks import BaseTask
