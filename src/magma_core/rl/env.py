@@ -31,6 +31,7 @@ a new ``TrainingEnv`` with the same name goes on numbering after the stored ones
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from collections import deque
@@ -254,9 +255,10 @@ class TrainingEnv:
         start = item.start
         if start is not None and start.snapshot is not None:
             try:
-                return self.executor.snapshot_from_bytes(start.snapshot, item.task, item.vocabulary)
+                snapshot = self.executor.snapshot_from_bytes(start.snapshot, item.task, item.vocabulary)
             except (TypeError, ValueError, KeyError) as exc:
                 raise UserError(f"{start.origin}: its snapshot cannot be restored: {exc}") from None
+            return dataclasses.replace(snapshot, memory=start.memory) if start.memory else snapshot
         self.executor.set_vocabulary(slot, item.vocabulary)
         try:
             self.executor.reset_slot(slot, item.seed, task=item.task)
