@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.spec import model_facts
 from magma_core.bench.episodes import GroupJob, GroupWork, check_items, engine_groups
 from magma_core.bench.suite import Suite, load_suite
 from magma_core.runs import RunSpec
@@ -43,7 +44,8 @@ class BenchSpec:
     """A benchmark run: ``suite`` (a compiled suite folder), each item ``trials`` times, with
     the run-shaped part ``run`` (a :class:`RunSpec`: ``agent``, ``judge``, ``slots`` trials side
     by side in one engine, in each of ``workers`` processes, ``seed``, ``out``, ``name``,
-    ``backend``, ``limits``, ``ray``); its target and episodes come from the suite.
+    ``backend``, ``limits``, ``ray``, the model options ``agent_options``/``judge_options``);
+    its target and episodes come from the suite.
 
     ``BenchSpec(suite, trials=2, agent="trace", slots=2)`` builds the ``RunSpec`` part from
     its fields, ``BenchSpec(suite, trials=2, run=RunSpec(...))`` takes one; either way
@@ -75,8 +77,15 @@ class BenchSpec:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def config(self) -> dict[str, Any]:
-        return {"agent": self.run.agent, "judge": self.run.judge, "trials": self.trials,
-                "seed": self.run.seed, "suite_dir": str(self.suite)}
+        run = self.run
+        config = {"agent": run.agent, "judge": run.judge, "trials": self.trials,
+                  "seed": run.seed, "suite_dir": str(self.suite)}
+        if run.agent_options:
+            config["agent_options"] = run.agent_options
+        model = model_facts(run.agent, run.agent_options)
+        if model is not None:
+            config["model"] = model
+        return config
 
 
 @dataclass
@@ -115,7 +124,7 @@ def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:
     suite = load_suite(spec.suite)
     name = bench_name(spec, suite)
     notify = progress or (lambda event, payload: None)
-    check_items(suite.items, spec.run.judge)
+    check_items(suite.items, spec.run.judge, spec.run.judge_options)
     with open_bench_store(spec.run.out) as store:
         store.open_bench(name, suite.name, suite.fingerprint,
                          spec.config() | {"items": [item_facts(i) for i in suite.items]})
