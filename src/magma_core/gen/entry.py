@@ -119,8 +119,9 @@ class TreeWork:
         try:
             listener("begin", None, self.plan(executor.num_slots))
             try:
+                coaching = {} if spec.coaching is None else {"coaching": spec.coaching}
                 self.summary = grow_here(self.parts, executor, self.store, self.name,
-                                         spec.settings(), spec.pacing, listener, spec.coaching)
+                                         spec.settings(), spec.pacing, listener, **coaching)
             except AgentOutage as exc:
                 return [str(exc)]
             self.store.update_generation(self.name, spec.config(), finished=True)
@@ -145,7 +146,7 @@ class TreeWork:
 
 
 def grow_here(parts: GenParts, executor: Engine, store: GenerationStore, name: str,
-              settings: GenSettings, pacing: Pacing, listener: Listener | None = None,
+              settings: GenSettings, pacing: Pacing, listener: Listener | None = None, *,
               coaching: Any = None) -> dict[str, Any]:
     """Grow generation ``name``'s trees in this process on ``executor``: THE path from a
     generation to the generator, for ``magma gen``, Python callers and each Ray actor's
