@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.spec import model_facts
 from magma_core.cli import CliError
 from magma_core.cli.agent_options import add_agent_options, chat_options_from
 from magma_core.cli.run import (
@@ -79,6 +80,9 @@ def gen(args: argparse.Namespace) -> int:
     shape = {**settings.shape(), "randomized": args.randomized}
     config = {**shape, "agent": args.agent, "slots": args.slots, "max_nodes": args.max_nodes,
               "trees": args.trees, **({"ray": True} if args.ray is not None else {})}
+    model = model_facts(args.agent, chat_options_from(args).given())
+    if model is not None:
+        config["model"] = model
     parts = prepare_generation(
         args.target, args.agent, judge=args.judge, seed=args.seed, trees=args.trees,
         randomized=args.randomized, agent_options=chat_options_from(args).given(),

@@ -43,14 +43,35 @@ def _open(out: Path):
     return open_store(out, create=False)
 
 
+def agent_label(config: dict) -> str:
+    """The agent of a stored run or generation: the model's name (and endpoint) when there
+    is one, else the agent spec."""
+    model = config.get("model") if isinstance(config.get("model"), dict) else {}
+    if model.get("name"):
+        return f"{model['name']} @ {model.get('endpoint')}"
+    return str(config.get("agent") or "?")
+
+
 def _list(args: argparse.Namespace) -> int:
+    from magma_core.store import GenerationStore
+
     with _open(args.out) as store:
         runs = [(run, (store.get_run(run["name"]) or {}).get("config", {})) for run in store.list_runs()]
-    table = Table("run", "preset", "episodes", "successes", "state", title=f"runs in {args.out}")
+        path = store.path
+    with GenerationStore(path) as gens:
+        generations = gens.list_generations()
+    table = Table("name", "kind", "target", "agent", "episodes", "successes", "state", title=f"runs in {args.out}")
     for run, config in runs:
         planned = config.get("episodes") if isinstance(config.get("episodes"), int) else None
         done = f"{run['episodes']}/{planned}" if planned is not None else str(run["episodes"])
-        table.add_row(run["name"], run["preset"], done, str(run["successes"]), run_state(run["episodes"], planned))
+        kind = "benchmark" if config.get("bench") else "run"
+        table.add_row(run["name"], kind, run["preset"], agent_label(config), done, str(run["successes"]),
+                      run_state(run["episodes"], planned))
+    for generation in generations:
+        config = generation.get("config") or {}
+        state = "complete" if generation.get("finished") else "incomplete: the same magma gen command resumes it"
+        table.add_row(generation["name"], "generation", generation["target"], agent_label(config),
+                      f"{config.get('trees', '?')} trees", "", state)
     make_console().print(table)
     return 0
 
