@@ -129,8 +129,9 @@ def bench_config(model: str, setting: str, options: dict, suite: Path, out: Path
                                    "--name", name, "--out", str(out)],
                                   check=False, capture_output=True, text=True, timeout=wall_limit)
             code = proc.returncode
+            stop = (proc.stderr.strip().splitlines() or [""])[-1] if code else ""
         except subprocess.TimeoutExpired:
-            code = "timeout"
+            code, stop = "timeout", f"still running after {wall_limit:g} s"
     wall = time.perf_counter() - started
     export = subprocess.run([magma, "runs", "export", f"bench.{name}", "--out", str(out), "--what", "steps"],
                             check=False, capture_output=True, text=True)
@@ -141,7 +142,8 @@ def bench_config(model: str, setting: str, options: dict, suite: Path, out: Path
     success = json.loads(report.read_text())["runs"][name]["success"] if report.exists() else {}
     m = measure(rows)
     tokens = [completion_tokens(r) for r in rows]
-    return {**m, "success": f"{success.get('num', 0)}/{success.get('den', 0)}", "exit": code, "wall_s": wall,
+    return {**m, "success": f"{success.get('num', 0)}/{success.get('den', 0)}", "exit": code, "stop": stop,
+            "wall_s": wall,
             "tokens_per_decision": sum(tokens) / len(tokens) if tokens else 0.0,
             "longest_reply": max(tokens, default=0), "over_cap": sum(t > options["max_tokens"] for t in tokens)}
 
@@ -164,6 +166,8 @@ def bench_main(args: argparse.Namespace) -> int:
                 print(f"{model:<13} {setting:<8} {r['decisions']:>9} {r['calls_written']:>5} {r['valid_call_rate']:>6.0%} "
                       f"{r['success']:>7} {r['tokens_per_decision']:>7.1f} {r['s_per_decision']:>6.2f} "
                       f"{r['longest_reply']:>7} {r['over_cap']:>4} {r['exit']!s:>5} {r['wall_s']:>7.1f}", flush=True)
+                if r["stop"]:
+                    print(f"  stopped: {r['stop'][:200]}", flush=True)
     return 0
 
 
