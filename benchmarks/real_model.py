@@ -161,6 +161,8 @@ def bench_main(args: argparse.Namespace) -> int:
               f"{'tok/dec':>7} {'s/dec':>6} {'longest':>7} {'>cap':>4} {'exit':>5} {'wall s':>7}")
         for model in models:
             for setting, options in DECODING.items():
+                if setting not in args.settings.split(","):
+                    continue
                 r = bench_config(model, setting, {**options, "timeout": args.timeout}, suite, out,
                                  args.max_decisions, args.wall_limit)
                 print(f"{model:<13} {setting:<8} {r['decisions']:>9} {r['calls_written']:>5} {r['valid_call_rate']:>6.0%} "
@@ -175,6 +177,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default=None, help="a bench suite (smoke): run it instead of the presets")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated models (with --suite)")
+    parser.add_argument("--settings", default="off,on", help="decoding settings to run (with --suite)")
     parser.add_argument("--wall-limit", type=float, default=900.0, help="seconds per bench run (with --suite)")
     parser.add_argument("--episodes", type=int, default=2)
     parser.add_argument("--max-decisions", type=int, default=6)
