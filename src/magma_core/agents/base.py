@@ -201,9 +201,33 @@ class CandidateAgent(Agent):
             outputs = [run(job) for job in jobs]
         return AgentResponse(outputs)
 
+    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
+        """The memory after a coach's repair was taken as this agent's decision (default: the
+        input memory); a trace agent moves its cursor past the reference decision."""
+        return copy.deepcopy(agent_input.memory)
+
+    def _repaired(self, request_id: str, agent_input: AgentInput, index: int, repair: Any) -> Candidate:
+        """The candidate for an input carrying a coach's repair (``extra_keys["coaching"]``):
+        the repair itself, with memory kept consistent, and no new inference."""
+        if not isinstance(repair, dict) or repair.get("kind") not in ("replace_decision", "replace_say"):
+            return Candidate.fail("invalid_coaching", f"unknown coaching repair {clip(repr(repair), 200)}",
+                                  copy.deepcopy(agent_input.memory), component=self.component)
+        if repair["kind"] == "replace_say":
+            decision = AgentDecision(say=str(repair.get("text", "")))
+        else:
+            decision = AgentDecision.model_validate(repair.get("decision"))
+        step = {"id": f"{request_id}:{agent_input.id}:{index}", "component": self.component,
+                "origin": "coaching", "repair": repair["kind"]}
+        return Candidate(memory=self.repaired_memory(agent_input, repair), decision=decision,
+                         internal_steps=[step])
+
     def _output(self, request_id: str, agent_input: AgentInput, index: int) -> AgentOutput:
         try:
-            candidate = self.decide(request_id, agent_input, index)
+            repair = agent_input.extra_keys.get("coaching")
+            if repair is not None:
+                candidate = self._repaired(request_id, agent_input, index, repair)
+            else:
+                candidate = self.decide(request_id, agent_input, index)
         except Exception as exc:  # agent bugs must not crash a run
             return error_output(
                 request_id, agent_input, index, "agent_exception",

@@ -26,7 +26,7 @@ import random
 from typing import Any
 
 from magma_core.agents.base import Candidate, CandidateAgent, robot_names
-from magma_core.agents.trace import CURSOR_KEY
+from magma_core.agents.trace import CURSOR_KEY, coached_cursor
 from magma_core.protocol.agent import AgentDecision, AgentInput
 from magma_core.simulation.data_structures.decisions import Decision, ToolCall
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
@@ -123,6 +123,13 @@ class NoisyTraceAgent(CandidateAgent):
         if reference.tool_calls:
             out.append(("message", Decision(say=MISTAKE_MESSAGE), cursor))
         return out
+
+    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
+        """After a coach's repair: the cursor past it, and ``coached`` in the noise record."""
+        memory = coached_cursor(agent_input.memory, repair)
+        noise = memory.get(NOISE_KEY)
+        memory[NOISE_KEY] = [*(noise if isinstance(noise, list) else []), ["coached", 0]]
+        return memory
 
     def _fail(self, code: str, message: str, memory: dict[str, Any]) -> Candidate:
         return Candidate.fail(code, message, copy.deepcopy(memory), component=self.component)

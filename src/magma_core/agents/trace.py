@@ -58,5 +58,19 @@ class TraceAgent(CandidateAgent):
                 "origin": "model", "trace_index": cursor}
         return Candidate(memory=new_memory, decision=decision, internal_steps=[step])
 
+    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
+        """After a coach's repair: the cursor past the repair's ``reference_index``."""
+        return coached_cursor(agent_input.memory, repair)
+
     def _fail(self, code: str, message: str, memory: dict[str, Any]) -> Candidate:
         return Candidate.fail(code, message, copy.deepcopy(memory), component=self.component)
+
+
+def coached_cursor(memory: dict[str, Any], repair: dict[str, Any]) -> dict[str, Any]:
+    """``memory`` with the trace cursor just past a coach's repair (its ``reference_index``,
+    the repaired decision's position in the trace; unchanged without one)."""
+    out = copy.deepcopy(memory)
+    index = repair.get("reference_index")
+    if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
+        out[CURSOR_KEY] = index + 1
+    return out

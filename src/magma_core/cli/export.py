@@ -49,6 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(shipped, tool-aware), a tokenizer folder, its tokenizer_config.json or a .jinja "
                         "file; rows whose tool calls or results it drops are refused")
     parser.add_argument("--shuffle-seed", type=_seed, default=42, help="seed of the tool and attribute orders (42)")
+    parser.add_argument("--no-coached", action="store_true",
+                        help="leave out a generation's coached and recovery candidates (and what grew from them)")
     parser.set_defaults(func=export)
 
 
@@ -57,7 +59,7 @@ def export(args: argparse.Namespace) -> int:
 
     store = args.out / "magma.db"
     try:
-        forest = load_forest(store, args.name)
+        forest = load_forest(store, args.name, coached=not args.no_coached)
     except SourceError as exc:
         raise CliError(str(exc)) from None
     settings = ExportSettings(format=args.format, min_score=args.min_score,

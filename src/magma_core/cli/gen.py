@@ -44,6 +44,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--randomized", action="store_true",
                         help="each tree's agent sees a random public vocabulary (tool, parameter and "
                         "object names) drawn with the tree's seed, as magma run --randomized")
+    parser.add_argument("--coach", default=None, metavar="SPEC",
+                        help="repair failed branches with a coach: trace (the reference solution), "
+                        "openai:MODEL[@BASE_URL] or http://HOST:PORT (the agent's coaching routes)")
+    parser.add_argument("--coaching-max-pending", type=positive_int, default=None, metavar="N",
+                        help="coaching requests waiting for the coach per stage of a tree (2)")
+    parser.add_argument("--coaching-max-unproven", type=positive_int, default=None, metavar="N",
+                        help="coaching attempts not yet validated per stage of a tree (4)")
+    parser.add_argument("--coach-temperature", type=non_negative_float, default=None, metavar="T",
+                        help="an openai coach's sampling temperature (0)")
+    parser.add_argument("--coach-max-tokens", type=positive_int, default=None, metavar="N",
+                        help="an openai coach's max_tokens per reply (2000)")
+    parser.add_argument("--coach-timeout", type=positive_float, default=None, metavar="SECONDS",
+                        help="seconds for each request to an openai or http coach (120 / 360)")
     add_agent_options(parser)
     parser.add_argument("--concurrency", type=positive_int, default=None,
                         help="agent requests in flight at most (default: one per slot)")
@@ -73,8 +86,25 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         name=args.name, out=args.out, backend=args.backend, randomized=args.randomized,
         agent_options=chat_options_from(args).given(),
         pacing=Pacing(concurrency=args.concurrency, batch_window=args.batch_window),
-        agent_timeout=args.agent_timeout, ray=ray_cluster_from(args),
+        agent_timeout=args.agent_timeout, ray=ray_cluster_from(args), coaching=_coaching_settings(args),
     )
+
+
+def _coaching_settings(args: argparse.Namespace) -> Any:
+    """The coaching of ``--coach`` (None without it); coaching options without a coach are refused."""
+    from magma_core.gen.coaching import CoachingSettings, build_coach
+    from magma_core.gen.coaching.budgets import MAX_PENDING, MAX_UNPROVEN
+
+    options = {k: v for k, v in (("temperature", args.coach_temperature),
+                                 ("max_tokens", args.coach_max_tokens)) if v is not None}
+    if args.coach is None:
+        if (args.coaching_max_pending is not None or args.coaching_max_unproven is not None or options
+                or args.coach_timeout is not None):
+            raise CliError("--coaching-max-pending, --coaching-max-unproven and --coach-* options need --coach")
+        return None
+    build_coach(args.coach, options, args.coach_timeout).close()  # a bad spec is refused before any tree grows
+    return CoachingSettings(args.coach, args.coaching_max_pending or MAX_PENDING,
+                            args.coaching_max_unproven or MAX_UNPROVEN, options, args.coach_timeout)
 
 
 def gen(args: argparse.Namespace) -> int:
@@ -93,6 +123,11 @@ def gen(args: argparse.Namespace) -> int:
     for line in result.failures:
         console.print(f"[red]error:[/] {line}")
     console.print(tree_table(result.name, result.trees))
+    if result.coaching is not None:
+        c = result.coaching
+        console.print("coaching: " + ", ".join(f"{c.get(k, 0)} {k}" for k in (
+            "corrected", "abandoned", "error", "skipped", "proven", "refuted", "unproven"))
+            + f"; coaching took {c.get('coaching_s', 0.0):.2f} s (the coach {c.get('coach_s', 0.0):.2f} s)")
     counts = result.counts
     if ray:
         console.print(f"{counts['candidates']} candidates, {counts['situations']} situations, "

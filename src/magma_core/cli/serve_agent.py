@@ -31,7 +31,8 @@ MAX_CANDIDATES = 1024
 
 def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
     """A FastAPI app serving ``agent`` (``GET /health``, ``GET /v1/info``, ``POST
-    /v1/responses``); at most ``max_candidates`` outputs per request, else HTTP 422.
+    /v1/responses``, and the coaching routes of :mod:`magma_core.cli.coaching_routes`, which
+    ``/v1/info`` advertises); at most ``max_candidates`` outputs per request, else HTTP 422.
 
     Invalid requests get FastAPI's 422. ``/v1/responses`` runs in a worker thread, so
     ``/health`` and ``/v1/info`` stay responsive while a model thinks. A served agent that
@@ -39,7 +40,16 @@ def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
     """
     from fastapi import FastAPI, HTTPException
 
+    from magma_core.agents.coaching import coach_with_agent, has_coaching
+    from magma_core.cli.coaching_routes import mount_coaching_routes
+    from magma_core.protocol.coaching import COACHING_KINDS, COACHING_SESSION_VERSION
+
     app = FastAPI(title=f"MAGMA agent {agent.agent_id}", docs_url=None, redoc_url=None, openapi_url=None)
+    mount_coaching_routes(app, lambda request, config: coach_with_agent(agent, request, config))
+    coaching_info = {"specialized_coaching": list(COACHING_KINDS) if has_coaching(agent) else [],
+                     "coaching_session_version": COACHING_SESSION_VERSION}
+    if not has_coaching(agent):
+        coaching_info["coaching_unavailable_reason"] = "this agent has no coaching of its own"
 
     @app.get("/health", response_model=AgentHealth)
     def health() -> AgentHealth:
@@ -47,7 +57,8 @@ def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
 
     @app.get("/v1/info", response_model=AgentInfo)
     def info() -> AgentInfo:
-        return agent.info()
+        own = agent.info()
+        return own if own.coaching_session_version else own.model_copy(update=coaching_info)
 
     @app.post("/v1/responses")
     def responses(request: AgentRequest) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ class Candidate:
     end: str  # one of gen.scores.STAGE_ENDS or ONGOING
     decision: dict[str, Any] | None
     next_situation: str | None = None
+    origin: str = "model"  # "model", or a coach's: "coached" (a fixed decision), "recovery"
 
 
 @dataclass
@@ -44,6 +45,8 @@ class ExportForest:
     situations: dict[str, Situation] = field(default_factory=dict)
     candidates: dict[str, Candidate] = field(default_factory=dict)
     sources: list[dict[str, Any]] = field(default_factory=list)
+    #: validated coaching repairs: (chosen coached candidate, rejected failed decision), siblings
+    repairs: list[tuple[str, str]] = field(default_factory=list)
 
     def children(self) -> dict[str, list[Candidate]]:
         out: dict[str, list[Candidate]] = {}
@@ -87,6 +90,20 @@ class ExportForest:
             steps.append((self.situations[candidate.situation], candidate))
             node = self.situations[candidate.situation]
         return steps[::-1]
+
+    def path_through(self, candidate: str, kept: set[str]) -> list[tuple[Situation, Candidate]]:
+        """The path from the root through ``candidate``, then down its best-keyed kept
+        candidates (a validated repair's row, even below a decision that was not kept)."""
+        c = self.candidates[candidate]
+        path = [*self.path_to(c.situation), (self.situations[c.situation], c)]
+        children = self.children()
+        while c.next_situation is not None:
+            below = sorted((x for x in children.get(c.next_situation, []) if x.key in kept), key=lambda x: x.key)
+            if not below:
+                break
+            c = below[0]
+            path.append((self.situations[c.situation], c))
+        return path
 
     def kept_paths(self, kept: set[str]) -> Iterator[list[tuple[Situation, Candidate]]]:
         """Every maximal path of kept candidates from a root: one per kept candidate whose

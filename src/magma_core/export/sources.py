@@ -26,29 +26,36 @@ class SourceError(ValueError):
     """No generation or run of that name in the store (one-line message)."""
 
 
-def load_forest(store_path: Path, name: str) -> ExportForest:
-    """The generation or run ``name`` of the store at ``store_path``."""
+def load_forest(store_path: Path, name: str, *, coached: bool = True) -> ExportForest:
+    """The generation or run ``name`` of the store at ``store_path``; without ``coached`` a
+    generation's coached candidates (and what grew from them) are left out."""
     if not store_path.exists():
         raise SourceError(f"no store at {store_path}")
     with GenerationStore(store_path) as gens:
         generation = gens.get_generation(name)
         if generation is not None:
-            return _from_generation(gens, name, generation)
+            return _from_generation(gens, name, generation, coached)
     return _from_run(store_path, name)
 
 
-def _from_generation(store: GenerationStore, name: str, generation: dict[str, Any]) -> ExportForest:
+def _from_generation(store: GenerationStore, name: str, generation: dict[str, Any],
+                     coached: bool = True) -> ExportForest:
     source: dict[str, Any] = {"kind": "generation", "name": name, "target": generation["target"],
                               "config": generation["config"]}
     trees = store.trees(name)
     if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomised generation
         source["trees"] = [_tree_source(t, generation["target"]) for t in trees]
     forest = ExportForest(sources=[source])
+    candidates = store.candidates(name)
+    dropped = set() if coached else _coached_subtrees(store.situations(name), candidates)
     for s in store.situations(name):
         key = f"{name}:s{s.id}"
         parent = f"{name}:c{s.parent}" if s.parent is not None else None
-        forest.situations[key] = Situation(key, f"{name}:tree{s.tree}", s.agent_input, parent)
-    for c in store.candidates(name):
+        if s.parent not in dropped:
+            forest.situations[key] = Situation(key, f"{name}:tree{s.tree}", s.agent_input, parent)
+    for c in candidates:
+        if c.id in dropped or f"{name}:s{c.situation}" not in forest.situations:
+            continue
         usable = c.response_status == "completed" and c.execution is not None
         forest.candidates[f"{name}:c{c.id}"] = Candidate(
             key=f"{name}:c{c.id}",
@@ -57,8 +64,51 @@ def _from_generation(store: GenerationStore, name: str, generation: dict[str, An
             end=c.end_status,
             decision=c.output if usable else None,
             next_situation=f"{name}:s{c.next_situation}" if c.next_situation is not None else None,
+            origin=_ORIGIN.get((c.coaching or {}).get("role"), "model"),
         )
+    if coached:
+        forest.repairs = [(f"{name}:c{a}", f"{name}:c{b}") for a, b in _validated_repairs(store, name, candidates)]
     return forest
+
+
+_ORIGIN = {"fixed": "coached", "recovery": "recovery"}
+
+
+def _coached_subtrees(situations: list[Any], candidates: list[Any]) -> set[int]:
+    """The ids of coached candidates and of every candidate below one."""
+    below: dict[int, list[Any]] = {}
+    for c in candidates:
+        below.setdefault(c.situation, []).append(c)
+    todo = [c for c in candidates if c.coaching]
+    out: set[int] = set()
+    while todo:
+        c = todo.pop()
+        out.add(c.id)
+        if c.next_situation is not None:
+            todo.extend(below.get(c.next_situation, []))
+    return out
+
+
+def _validated_repairs(store: GenerationStore, name: str, candidates: list[Any]) -> list[tuple[int, int]]:
+    """(coached candidate, the failed decision it replaced at the same situation) for every
+    repair of a proven coaching attempt."""
+    by_id = {c.id: c for c in candidates}
+    parent_of = {s.id: s.parent for s in store.situations(name)}
+    pairs = []
+    for row in store.coaching(name):
+        if row.outcome != "proven":
+            continue
+        path, node = set(), by_id.get(row.terminal)
+        while node is not None:  # the failed branch, up to its root
+            path.add(node.id)
+            parent = parent_of.get(node.situation)
+            node = by_id.get(parent) if parent is not None else None
+        for c in candidates:
+            if (c.coaching or {}).get("request") != row.id:
+                continue
+            rejected = [x.id for x in candidates if x.situation == c.situation and x.id in path]
+            pairs.extend((c.id, r) for r in rejected)
+    return pairs
 
 
 def _tree_source(tree: dict[str, Any], target: str) -> dict[str, Any]:

@@ -54,16 +54,26 @@ class ExportReport:
 
 def chat_rows(forest: ExportForest, settings: ExportSettings,
               refused: list[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
-    """``(group, row)`` per kept path; with ``settings.chat_template`` each row gets its
-    rendered ``text``, and a row the template would damage is left out (its id and the
-    reason go to ``refused``)."""
+    """``(group, row)`` per kept path, and per validated coaching repair the path through it
+    (also when the failed decision above it was not kept: the row teaches the recovery); with
+    ``settings.chat_template`` each row gets its rendered ``text``, and a row the template would
+    damage is left out (its id and the reason go to ``refused``)."""
     kept, _ = forest.selected(settings.min_score)
     template = ChatTemplate(settings.chat_template) if settings.chat_template else None
     rows = []
-    for path in forest.kept_paths(kept):
+    paths = list(forest.kept_paths(kept))
+    ends = {p[-1][1].key for p in paths}
+    for chosen in sorted({a for a, _ in forest.repairs}):
+        path = forest.path_through(chosen, kept)
+        if path[-1][1].key not in ends:
+            ends.add(path[-1][1].key)
+            paths.append(path)
+    for path in paths:
         key = path[-1][1].key
         messages, tools = conversation(path, settings.shuffle_seed, key, **model_view(forest))
-        row = {"id": key, "messages": messages, "tools": tools}
+        origins = {c.origin for _, c in path}
+        origin = next((o for o in ("recovery", "coached") if o in origins), "model")
+        row = {"id": key, "messages": messages, "tools": tools, "origin": origin}
         if template is not None:
             text, reason = template.render(row)
             if text is None:
@@ -77,19 +87,25 @@ def chat_rows(forest: ExportForest, settings: ExportSettings,
 
 def preference_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str, dict[str, Any]]]:
     """``(group, row)`` per pair of siblings where the chosen one is kept and scores more than
-    ``preference_margin`` above the rejected one (different decisions only)."""
+    ``preference_margin`` above the rejected one (different decisions only), and one per
+    validated coaching repair (``origin: "repair"``: the repair chosen, the failed decision
+    rejected, same prompt)."""
     kept, scores = forest.selected(settings.min_score)
+    repairs = {f"{a}>{b}" for a, b in forest.repairs}
+    pairs = set(forest.repairs)
+    repaired = {a for a, _ in forest.repairs}
     rows = []
     for situation, candidates in sorted(forest.children().items()):
         usable = sorted((c for c in candidates if c.decision is not None), key=lambda c: c.key)
         path = [*forest.path_to(situation)]
         for chosen in usable:
-            if chosen.key not in kept:
+            if chosen.key not in kept and chosen.key not in repaired:
                 continue
             for rejected in usable:
                 if rejected.decision == chosen.decision:
                     continue
-                if scores[rejected.key] >= scores[chosen.key] - settings.preference_margin:
+                repair = (chosen.key, rejected.key) in pairs
+                if not repair and scores[rejected.key] >= scores[chosen.key] - settings.preference_margin:
                     continue
                 key = f"{chosen.key}>{rejected.key}"
                 steps = [*path, (forest.situations[situation], chosen)]
@@ -103,6 +119,7 @@ def preference_rows(forest: ExportForest, settings: ExportSettings) -> list[tupl
                     "tools": tools,
                     "score_chosen": round(scores[chosen.key], 6),
                     "score_rejected": round(scores[rejected.key], 6),
+                    "origin": "repair" if key in repairs else chosen.origin,
                 }))
     return rows
 
@@ -225,7 +242,8 @@ def _write_hf(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list[Pat
     folder.mkdir(parents=True, exist_ok=True)
     for split, rows in splits.items():
         flat = [{"id": r["id"], "messages": [_flat_message(m) for m in r["messages"]],
-                 "tools": json.dumps(r["tools"], sort_keys=True)} for r in rows]
+                 "tools": json.dumps(r["tools"], sort_keys=True), "origin": r.get("origin", "model")}
+                for r in rows]
         path = folder / f"{split}.parquet"
         datasets.Dataset.from_list(flat, features=_HF_FEATURES(datasets)).to_parquet(str(path))
         paths.append(path)
@@ -248,4 +266,5 @@ def _HF_FEATURES(datasets: Any) -> Any:  # noqa: N802 - a schema constant built 
             "function": {"name": v("string"), "arguments": v("string")}}
     message = {"role": v("string"), "content": v("string"),
                "tool_calls": [call], "tool_call_id": v("string")}
-    return datasets.Features({"id": v("string"), "messages": [message], "tools": v("string")})
+    return datasets.Features({"id": v("string"), "messages": [message], "tools": v("string"),
+                              "origin": v("string")})

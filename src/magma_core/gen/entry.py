@@ -79,7 +79,8 @@ def generate(spec: GenSpec, listener: Listener | None = None) -> GenResult:
         return GenResult(name, store.path, store.counts(name), tree_summaries(store, name),
                          executed=work.summary.get("executed"),
                          snapshot_s=work.summary.get("snapshot_s", 0.0) + work.summary.get("restore_s", 0.0),
-                         failures=failures, elapsed_s=time.perf_counter() - started)
+                         failures=failures, elapsed_s=time.perf_counter() - started,
+                         coaching=work.summary.get("coaching"))
     finally:
         if not closed:
             parts.agent.close()
@@ -119,7 +120,7 @@ class TreeWork:
             listener("begin", None, self.plan(executor.num_slots))
             try:
                 self.summary = grow_here(self.parts, executor, self.store, self.name,
-                                         spec.settings(), spec.pacing, listener)
+                                         spec.settings(), spec.pacing, listener, spec.coaching)
             except AgentOutage as exc:
                 return [str(exc)]
             self.store.update_generation(self.name, spec.config(), finished=True)
@@ -144,12 +145,14 @@ class TreeWork:
 
 
 def grow_here(parts: GenParts, executor: Engine, store: GenerationStore, name: str,
-              settings: GenSettings, pacing: Pacing, listener: Listener | None = None) -> dict[str, Any]:
+              settings: GenSettings, pacing: Pacing, listener: Listener | None = None,
+              coaching: Any = None) -> dict[str, Any]:
     """Grow generation ``name``'s trees in this process on ``executor``: THE path from a
     generation to the generator, for ``magma gen``, Python callers and each Ray actor's
-    tree. Raises :class:`AgentOutage` (what is stored stays)."""
+    tree (``coaching``: a :class:`~magma_core.gen.coaching.CoachingSettings`). Raises
+    :class:`AgentOutage` (what is stored stays)."""
     return Generator(parts.task, parts.agent, executor, store, name, settings,
-                     listener=listener, trees=parts.trees, pacing=pacing).run()
+                     listener=listener, trees=parts.trees, pacing=pacing, coaching=coaching).run()
 
 
 def _open_generation(spec: GenSpec, store: GenerationStore, name: str) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from magma_core.agents.base import Agent, error_output
 from magma_core.gen import scores as sc
+from magma_core.gen.coaching.manager import CoachingSettings, generator_coaching
 from magma_core.gen.trees import TreeTask, TreeTasks, TreeTraceAgent
 from magma_core.protocol.agent import AgentInput, AgentOutput
 from magma_core.runs.agent_requests import Pacing, SlotPipeline
@@ -123,6 +124,7 @@ class Generator:
         *,
         trees: TreeTasks | None = None,
         pacing: Pacing | None = None,
+        coaching: CoachingSettings | None = None,
     ) -> None:
         self.trees = trees or TreeTasks(task)
         if self.trees.randomized and not isinstance(executor, PublicVocabularyExecutor):
@@ -149,6 +151,9 @@ class Generator:
         except Exception:  # an agent that cannot tell: assume protocol 2.0's num_outputs works
             capabilities = {}
         self._single_output = settings.single_output or capabilities.get("num_outputs") is False
+        # coaching hook: repairs of failed branches (magma_core.gen.coaching)
+        self.coaching = None if coaching is None else generator_coaching(self, coaching)
+        self._coached: dict[tuple[int, int], dict[str, Any]] = {}  # (situation, index) -> record
 
     # -- setup and resume --------------------------------------------------------------------
     def _add_tree(self, tree: int, tree_task: TreeTask) -> None:
@@ -249,20 +254,27 @@ class Generator:
         started = time.perf_counter()
         with SlotPipeline(self.agent, self.pacing, self.executor.num_slots) as pipeline:
             while True:
+                self._inject(pipeline)
                 self._ask(pipeline)
+                coaching = self.coaching is not None and self.coaching.busy
                 if self._ready:
                     self._execute()
                     self._collect(pipeline, block=False)
                 elif pipeline.waiting:
-                    self._collect(pipeline, block=True)
+                    self._collect(pipeline, block=True, timeout=0.05 if coaching else None)
+                elif coaching and self._nodes < self.settings.max_nodes:
+                    self.coaching.wait(0.5)  # type: ignore[union-attr]
                 elif not self._release_parked():
                     break
         self.finish()
         return {**self.store.counts(self.name), "executed": self.executed,
-                "wall_s": time.perf_counter() - started, **self.timings}
+                "wall_s": time.perf_counter() - started, **self.timings,
+                **({} if self.coaching is None else {"coaching": self.coaching.summary()})}
 
     def finish(self) -> None:
-        """Compute every candidate's scores bottom-up and store them."""
+        """Compute every candidate's scores bottom-up and store them (and stop the coach)."""
+        if self.coaching is not None:
+            self.coaching.close()
         start = time.perf_counter()
         candidates = self.store.candidates(self.name)
         results = sc.subtree_results(
@@ -303,11 +315,11 @@ class Generator:
                 pipeline.ask((sid, tuple(indices)),
                              AgentInput.model_validate(dict(node.agent_input, num_outputs=max(indices) + 1)))
 
-    def _collect(self, pipeline: SlotPipeline, block: bool) -> None:
-        """Take the answers that arrived (waiting for one when ``block``). A candidate the
-        agent did not answer becomes an invalid candidate (``missing_output``)."""
+    def _collect(self, pipeline: SlotPipeline, block: bool, timeout: float | None = None) -> None:
+        """Take the answers that arrived (waiting for one when ``block``, ``timeout`` s at most).
+        A candidate the agent did not answer becomes an invalid candidate (``missing_output``)."""
         start = time.perf_counter()
-        answers = pipeline.answers(timeout=None if block else 0)
+        answers = pipeline.answers(timeout=timeout if block else 0)
         self.timings["agent_wait_s"] += time.perf_counter() - start
         for answer in answers:
             sid, indices = answer.slot
@@ -431,18 +443,21 @@ class Generator:
             memory=copy.deepcopy(output.memory), internal_steps=list(output.internal_steps),
             execution=execution, status=status, end_status=end, episode_status=episode,
             next_situation=child, score=None,
+            coaching=self._coached.get((node.id, output.candidate_index)),
         )
 
     def _save(self, node: _Situation, index: int, row: CandidateRow, child: NewSituation | None) -> None:
         start = time.perf_counter()
         node.stored.add(index)
         node.pending.discard(index)
-        complete = len(node.stored) >= self.settings.branches
+        complete = all(i in node.stored for i in range(self.settings.branches)) and not node.pending
         self.store.add_candidate(self.name, row, child, close_situation=complete)
         self._next_candidate += 1
         self.timings["store_s"] += time.perf_counter() - start
         if complete:
             del self._open[node.id]  # its snapshot is no longer needed in memory
+        if self.coaching is not None:  # coaching hook: route terminal events, prove attempts
+            self.coaching.observe(row, child)
         self.listener("candidate", node.tree, {"tree": node.tree, "status": row.status,
                                                "episode": row.episode_status,
                                                "nodes": self._next_candidate,
@@ -462,6 +477,21 @@ class Generator:
                 heapq.heappush(self._queue, (node.depth, node.tree, node.id))
                 released = True
         return released and self._nodes < self.settings.max_nodes
+
+
+    def _inject(self, pipeline: SlotPipeline) -> None:
+        """Coaching hook (:mod:`magma_core.gen.coaching`): ask for the coached candidates, within M."""
+        for injection in self.coaching.take(self.settings.max_nodes - self._nodes) if self.coaching else ():
+            place = injection.place
+            node = self._open.get(place.id)
+            if node is None:  # a closed situation: its snapshot is reloaded from the store
+                node = self._open[place.id] = _Situation(place.id, place.tree, place.stage, place.depth, place.idle,
+                                                         place.agent_input, stored=set(range(self.settings.branches)))
+                self._bind(node)
+            node.pending.add(injection.candidate_index)
+            self._coached[(place.id, injection.candidate_index)] = injection.record
+            self._nodes += 1
+            pipeline.ask((place.id, (injection.candidate_index,)), AgentInput.model_validate(injection.agent_input))
 
 
 def _rank(end: str | None) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.agents.spec import model_facts
+from magma_core.gen.coaching.manager import CoachingSettings
 from magma_core.gen.generator import GenSettings
 from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.limits import LoopLimits
@@ -49,6 +50,7 @@ class GenSpec:
     pacing: Pacing = field(default_factory=Pacing)
     agent_timeout: float | None = None
     ray: RayCluster | None = None  # grow the trees in engine actors on this Ray cluster
+    coaching: CoachingSettings | None = None  # repair failed branches (magma_core.gen.coaching)
 
     def __post_init__(self) -> None:
         for key in ("branches", "max_per_stage", "max_nodes", "trees"):
@@ -56,6 +58,8 @@ class GenSpec:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise UserError(f"{key} must be a positive integer, got {value!r}")
         object.__setattr__(self, "out", Path(self.out))
+        if self.coaching is not None and self.ray is not None:
+            raise UserError("coaching does not apply with Ray yet: grow the generation without --ray")
         self.run_spec()  # the run-shaped values are checked as RunSpec checks them
 
     @property
@@ -79,7 +83,8 @@ class GenSpec:
 
     def shape(self) -> dict[str, Any]:
         """The settings a resumed generation must keep."""
-        return {**self.settings().shape(), "randomized": self.randomized}
+        return {**self.settings().shape(), "randomized": self.randomized,
+                **({} if self.coaching is None else self.coaching.shape())}
 
     def config(self) -> dict[str, Any]:
         """The generation's configuration as stored with it."""
@@ -136,6 +141,7 @@ class GenResult:
     snapshot_s: float = 0.0
     failures: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    coaching: dict[str, Any] | None = None  # rows by status and outcome, seconds (with coaching)
 
     @property
     def ok(self) -> bool:

@@ -112,6 +112,11 @@ class TreeTraceAgent(CandidateAgent):
         """Answer input id ``situation`` with ``tree``'s agent."""
         self._tree_of[situation] = tree
 
+    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
+        agent = self._agents.get(self._tree_of.get(int(agent_input.id), -1))
+        return super().repaired_memory(agent_input, repair) if agent is None else \
+            agent.repaired_memory(agent_input, repair)
+
     def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
         agent = self._agents.get(self._tree_of.get(int(agent_input.id), -1))
         if agent is None:

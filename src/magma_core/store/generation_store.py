@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.store.coaching_rows import CANDIDATE_COLUMNS, COACHING_SCHEMA, CoachingRows
 from magma_core.store.sqlite import SQLiteStore
 
 OPEN, PARKED, CLOSED = "open", "parked", "closed"
@@ -119,6 +120,7 @@ class CandidateRow:
     episode_status: str
     next_situation: int | None
     score: dict[str, Any] | None
+    coaching: dict[str, Any] | None = None  # a coached candidate's record (store.coaching_rows)
 
 
 @dataclass
@@ -137,12 +139,14 @@ class NewSituation:
     snapshot: bytes | None
 
 
-class GenerationStore(SQLiteStore):
-    """The generation tables of the SQLite store at ``path`` (WAL; created on first use)."""
+class GenerationStore(CoachingRows, SQLiteStore):
+    """The generation tables of the SQLite store at ``path`` (WAL; created on first use),
+    with their coaching rows (:class:`~magma_core.store.coaching_rows.CoachingRows`)."""
 
     def __init__(self, path: str | Path) -> None:
-        super().__init__(path, SCHEMA, check_same_thread=False)
+        super().__init__(path, SCHEMA + COACHING_SCHEMA, check_same_thread=False)
         self._add_missing_columns("gen_trees", TREE_COLUMNS)
+        self._add_missing_columns("gen_candidates", CANDIDATE_COLUMNS)
 
     # -- generations -------------------------------------------------------------------------
     def open_generation(self, name: str, target: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -249,14 +253,15 @@ class GenerationStore(SQLiteStore):
         conn.execute(
             """INSERT INTO gen_candidates(generation, id, situation, candidate_index, tree, stage,
                    response_status, output, memory, internal_steps, execution, status, end_status,
-                   episode_status, next_situation, score, created_at)
-               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   episode_status, next_situation, score, created_at, coaching)
+               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
             (
                 name, c.id, c.situation, c.candidate_index, c.tree, c.stage, c.response_status,
                 json.dumps(c.output), json.dumps(c.memory), json.dumps(c.internal_steps),
                 None if c.execution is None else json.dumps(c.execution, default=str),
                 c.status, c.end_status, c.episode_status, c.next_situation,
                 None if c.score is None else json.dumps(c.score), time.time(),
+                None if c.coaching is None else json.dumps(c.coaching),
             ),
         )
 
@@ -319,6 +324,7 @@ class GenerationStore(SQLiteStore):
                     status=r["status"], end_status=r["end_status"],
                     episode_status=r["episode_status"], next_situation=r["next_situation"],
                     score=None if r["score"] is None else json.loads(r["score"]),
+                    coaching=None if r["coaching"] is None else json.loads(r["coaching"]),
                 )
             )
         return out

@@ -87,19 +87,45 @@ def generation_tree(reader: StoreReader, name: str) -> dict[str, Any] | None:
         situations = [dict(r) for r in conn.execute(
             f"SELECT {', '.join(SITUATION_COLUMNS)} FROM gen_situations WHERE generation = ? "
             "ORDER BY id", (name,))]
+        coaching = ", coaching" if _has_coaching(conn) else ", NULL AS coaching"
         rows = conn.execute(
-            f"SELECT {', '.join(CANDIDATE_COLUMNS)}, output, score FROM gen_candidates "
+            f"SELECT {', '.join(CANDIDATE_COLUMNS)}, output, score{coaching} FROM gen_candidates "
             "WHERE generation = ? ORDER BY id", (name,)).fetchall()
     candidates = []
     for r in rows:
         result = None if r["score"] is None else sc.results_from_json(json.loads(r["score"]))
         candidates.append({k: r[k] for k in CANDIDATE_COLUMNS} | {
             "score": None if result is None else sc.score(result),
-            "label": decision_label(json.loads(r["output"]))})
+            "label": decision_label(json.loads(r["output"])),
+            "coaching": None if r["coaching"] is None else json.loads(r["coaching"])})
     kept = _kept(candidates)
     for c in candidates:
         c["kept"] = c["id"] in kept
     return found[0] | {"trees": trees, "situations": situations, "candidates": candidates}
+
+
+def _has_coaching(conn: sqlite3.Connection) -> bool:
+    """Whether the store has coaching (a store made before coaching has neither)."""
+    return any(r[1] == "coaching" for r in conn.execute("PRAGMA table_info(gen_candidates)"))
+
+
+def _coaching_rows(conn: sqlite3.Connection, name: str, candidate: int, request: int | None) -> list[dict[str, Any]]:
+    """The coaching rows about a candidate: the one that made it (``request``) and those its
+    branch's end raised (it is their terminal), each with its request, answer and raw reply."""
+    if not _has_coaching(conn):
+        return []
+    rows = conn.execute(
+        "SELECT * FROM gen_coaching WHERE generation = ? AND (terminal = ? OR id = ?) ORDER BY id",
+        (name, candidate, -1 if request is None else request)).fetchall()
+    out = []
+    for r in rows:
+        item = {k: r[k] for k in ("id", "stage", "terminal", "event", "type", "status", "outcome",
+                                  "source", "attempt", "reason", "raw")}
+        for key in ("request", "response", "diagnosis", "proposals"):
+            item[key] = None if r[key] is None else json.loads(r[key])
+        item["made_this"] = r["id"] == request
+        out.append(item)
+    return out
 
 
 def _kept(candidates: list[dict[str, Any]]) -> set[int]:
@@ -150,6 +176,11 @@ def node_detail(reader: StoreReader, name: str, kind: str, node: int) -> dict[st
         srow = conn.execute(
             f"SELECT {', '.join(SITUATION_COLUMNS)}, agent_input FROM gen_situations "
             "WHERE generation = ? AND id = ?", (name, situation)).fetchone()
+        coaching = None
+        if row is not None and _has_coaching(conn):
+            record = None if row["coaching"] is None else json.loads(row["coaching"])
+            coaching = {"record": record, "rows": _coaching_rows(
+                conn, name, node, None if record is None else record.get("request"))}
     if srow is None:
         return None
     out: dict[str, Any] = {"situation": {k: srow[k] for k in SITUATION_COLUMNS}
@@ -162,5 +193,5 @@ def node_detail(reader: StoreReader, name: str, kind: str, node: int) -> dict[st
             "agent": exchange_of(json.loads(row["internal_steps"])),
             "execution": None if row["execution"] is None else json.loads(row["execution"]),
             "results": None if row["score"] is None else json.loads(row["score"]),
-            "score": None if result is None else sc.score(result)}
+            "score": None if result is None else sc.score(result), "coaching": coaching}
     return out

@@ -180,10 +180,12 @@ function candidateMark(node, mode, best) {
   const c = node.data;
   const outcome = outcomeOf(c);
   const fill = mode === "score" ? scoreColour(c.score, best) : STATUS_COLOURS[outcome] || "#adb5bd";
-  return s("g", { class: `node candidate ${c.kept ? "kept" : ""} ${c.score === null ? "unscored" : ""}`,
+  const role = c.coaching ? c.coaching.role : null;
+  return s("g", { class: `node candidate ${c.kept ? "kept" : ""} ${c.score === null ? "unscored" : ""} ${role ? "coached" : ""}`,
     transform: `translate(${node.x},${node.y})`, "data-candidate": c.id, "data-outcome": outcome,
-    "data-score": c.score === null ? "" : c.score.toFixed(4), "data-fill": fill, tabindex: 0 },
+    "data-score": c.score === null ? "" : c.score.toFixed(4), "data-fill": fill, "data-coached": role || "", tabindex: 0 },
     s("circle", { r: 9, fill }),
+    role ? s("text", { class: "coach-badge", x: 9, y: -7, "data-testid": "coach-badge" }, role === "recovery" ? "R" : "C") : null,
     s("text", { class: "node-label", y: 20, "text-anchor": "middle" }, c.label.length > 14 ? `${c.label.slice(0, 13)}…` : c.label),
     s("title", {}, `candidate ${c.id}: ${c.label}\n${outcome}${c.score === null ? "" : ` · score ${c.score.toFixed(3)}`}${c.kept ? " · kept by export" : ""}`));
 }
@@ -287,8 +289,28 @@ function nodeDetail(node, data, base) {
     view,
     cand.results ? h("details", { class: "config" }, h("summary", {}, "score: stage ends below this candidate"),
       h("pre", {}, JSON.stringify(cand.results, null, 2))) : null,
+    coachingPanel(cand.coaching),
     h("details", { class: "config" }, h("summary", {}, "agent memory and internal steps"),
       h("pre", {}, JSON.stringify({ memory: cand.memory, internal_steps: cand.internal_steps }, null, 2))),
     seen,
   ];
+}
+
+/** A candidate's coaching: what made it (a coach's repair) and what its branch's end asked. */
+function coachingPanel(coaching) {
+  if (!coaching || (!coaching.record && !coaching.rows.length)) return null;
+  const rec = coaching.record;
+  return h("section", { class: "coaching", "data-testid": "coaching" },
+    h("h2", {}, "Coaching"),
+    rec ? h("div", { class: "facts" }, pill(rec.role === "recovery" ? "recovery candidate" : "coached candidate", "ok"),
+      h("span", {}, `${rec.type} · by ${rec.source} · attempt ${rec.attempt} · ${rec.point}`)) : null,
+    ...coaching.rows.map((row) => h("div", { class: "coaching-row", "data-testid": "coaching-row" },
+      h("div", { class: "facts" }, h("strong", {}, row.made_this ? "the request that made it" : "asked at this branch's end"),
+        pill(row.status, row.status === "corrected" ? "ok" : null), row.outcome ? pill(row.outcome, row.outcome === "proven" ? "ok" : null) : null,
+        h("span", { class: "muted" }, `${row.type} · stage ${row.stage}`)),
+      row.diagnosis ? h("div", { class: "text", "data-testid": "diagnosis" },
+        `diagnosis: decision ${row.diagnosis.step_id} of the stage — ${row.diagnosis.explanation || "(no explanation)"}`) : null,
+      row.reason ? h("div", { class: "muted" }, row.reason) : null,
+      h("details", { class: "config" }, h("summary", {}, "the coach's exchange (request, answer, raw reply)"),
+        h("pre", { "data-testid": "coach-exchange" }, JSON.stringify({ request: row.request, response: row.response, raw: row.raw }, null, 2))))));
 }
