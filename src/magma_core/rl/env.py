@@ -47,7 +47,7 @@ from magma_core.rl.rewards import Reward, RewardFn, score
 from magma_core.rl.tasks import TaskItem, TaskSource
 from magma_core.runs import AgentOutage, LoopLimits
 from magma_core.runs.assembly import build_judge, check_task, open_executor
-from magma_core.runs.loop import DECISION_CAP, NO_ACTION, build_input, initial_memory
+from magma_core.runs.loop import build_input, initial_memory
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
@@ -363,7 +363,7 @@ class TrainingEnv:
                     errors[rollout.slot] = decision
                 rollout._decisions += 1
                 acted = isinstance(decision, Decision) and bool(decision.tool_calls)
-                rollout._idle = 0 if acted or rollout._text_only else rollout._idle + 1
+                rollout._idle = self.limits.idle_after(rollout._idle, acted, rollout._text_only)
                 rollout._agent_steps.append({"decision": rollout._decisions,
                                              "latency_s": round(now - rollout._asked, 6)})
                 decisions[rollout.slot] = decision
@@ -397,14 +397,10 @@ class TrainingEnv:
             raise AgentOutage(self.executor.record(slot).reason)
         if status != "running":
             return True
-        if rollout._idle >= self.limits.max_idle_decisions:
-            self.executor.end_episode(slot, NO_ACTION, f"{rollout._idle} consecutive decisions without "
-                                      "a tool call on an action stage")
-            return True
-        if rollout._decisions >= self.limits.max_decisions:
-            self.executor.end_episode(slot, DECISION_CAP, f"reached the cap of {self.limits.max_decisions} decisions")
-            return True
-        return False
+        end = self.limits.end_of(rollout._idle, rollout._decisions)  # the run loop's limits
+        if end is not None:
+            self.executor.end_episode(slot, *end)
+        return end is not None
 
     def _end(self, rollout: Rollout, reason: str) -> None:
         with self._lock:
