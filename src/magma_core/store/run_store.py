@@ -137,8 +137,8 @@ class EpisodeRows:
 class RunStore(SQLiteStore):
     """SQLite run store at ``path`` (created on first use)."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path, _SCHEMA, foreign_keys=True)
+    def __init__(self, path: str | Path, *, check_same_thread: bool = True) -> None:
+        super().__init__(path, _SCHEMA, foreign_keys=True, check_same_thread=check_same_thread)
         self._conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
