@@ -84,10 +84,11 @@ def engine_groups(items: list[dict[str, Any]]) -> list[list[int]]:
     return list(groups.values())
 
 
-def check_items(items: list[dict[str, Any]], judge_spec: str | None) -> None:
+def check_items(items: list[dict[str, Any]], judge_spec: str | None,
+                judge_options: dict[str, Any] | None = None) -> None:
     """Every item's task loads and passes the engine's checks (e.g. judged stages need
     ``--judge``), before any trial starts."""
-    judge = build_judge(judge_spec)
+    judge = build_judge(judge_spec, judge_options)
     try:
         for item in items:
             check_task(task_from_spec(item["task"]), judge, item["item_id"])
@@ -99,16 +100,18 @@ def check_items(items: list[dict[str, Any]], judge_spec: str | None) -> None:
             closer()
 
 
-def build_bench_agent(agent: str, task: BaseTask) -> Agent:
+def build_bench_agent(agent: str, task: BaseTask, agent_options: dict[str, Any] | None = None,
+                      timeout: float | None = None) -> Agent:
     """The agent of a benchmark run: ``trace`` / ``noisy-trace[:P]`` replay each slot's own
-    episode's trace (noisy: seeded by the trial's seed); any other agent serves every item."""
+    episode's trace (noisy: seeded by the trial's seed); any other agent serves every item,
+    with ``agent_options`` (a ``ChatOptions``' fields)."""
     spec = parse_spec(agent)
     if spec.kind == "trace":
         return SlotTraceAgent()
     if spec.kind == "noisy-trace":
         noise = spec.noise
         return SlotTraceAgent(lambda trace, seed: NoisyTraceAgent(trace, noise, seed=seed))
-    return build_run_agent(agent, task)
+    return build_run_agent(agent, task, agent_options=agent_options, timeout=timeout)
 
 
 @dataclass(frozen=True)
@@ -127,8 +130,9 @@ def group_parts(job: GroupJob) -> RunParts:
     """The task, agent, judge and episode tasks of one engine running ``job``'s items."""
     episodes = SuiteEpisodes(job.items, job.trials, job.first)
     register_environments(job.items[job.first]["scenario"].split(".")[0])
-    agent = build_bench_agent(job.run_spec.agent, episodes.target)
-    return RunParts(episodes.target, agent, build_judge(job.run_spec.judge),
+    agent = build_bench_agent(job.run_spec.agent, episodes.target, job.run_spec.agent_options,
+                              job.run_spec.agent_timeout)
+    return RunParts(episodes.target, agent, build_judge(job.run_spec.judge, job.run_spec.judge_options),
                     getattr(agent, "check_warning", None), episode_tasks=episodes)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.spec import model_facts
 from magma_core.bench.episodes import GroupJob, check_items, engine_groups, run_group, worker_run
 from magma_core.bench.suite import Suite, load_suite
 from magma_core.runs import AgentOutage, LoopLimits, RunSpec
@@ -28,6 +29,7 @@ from magma_core.runs.ray_cluster import RayCluster
 from magma_core.runs.ray_driver import episodes_on_ray
 from magma_core.runs.spec import check_run_name
 from magma_core.runs.workers import run_in_workers, worker_main
+from magma_core.store import default_out
 from magma_core.store.bench_store import BenchStore, bench_run_name, open_bench_store
 from magma_core.user_error import UserError
 
@@ -37,7 +39,8 @@ Progress = Callable[[str, dict[str, Any]], None]  # (event, payload)
 
 @dataclass(frozen=True)
 class BenchSpec:
-    """A benchmark run: ``suite`` (a compiled suite folder) with ``agent`` (and ``judge``),
+    """A benchmark run: ``suite`` (a compiled suite folder) with ``agent`` (and ``judge``,
+    their model options ``agent_options``/``judge_options``, as ``RunSpec``'s),
     each item ``trials`` times, ``slots`` trials side by side in one engine, in each of
     ``workers`` processes; stored in ``out/magma.db`` under ``name`` (default: the suite's
     name + the agent); the same name resumes it."""
@@ -49,15 +52,23 @@ class BenchSpec:
     slots: int = 1
     workers: int = 1
     seed: int = 0
-    out: Path = Path("runs")
+    out: Path = field(default_factory=default_out)  # $MAGMA_OUT, else runs
     name: str | None = None
     backend: str = "auto"
     limits: LoopLimits = field(default_factory=LoopLimits)
     ray: RayCluster | None = None  # run the engine groups in actors on this Ray cluster
+    agent_options: dict[str, Any] = field(default_factory=dict)  # a ChatOptions' fields
+    judge_options: dict[str, Any] = field(default_factory=dict)
 
     def config(self) -> dict[str, Any]:
-        return {"agent": self.agent, "judge": self.judge, "trials": self.trials,
-                "seed": self.seed, "suite_dir": str(self.suite)}
+        config = {"agent": self.agent, "judge": self.judge, "trials": self.trials,
+                  "seed": self.seed, "suite_dir": str(self.suite)}
+        if self.agent_options:
+            config["agent_options"] = self.agent_options
+        model = model_facts(self.agent, self.agent_options)
+        if model is not None:
+            config["model"] = model
+        return config
 
 
 @dataclass
@@ -104,14 +115,15 @@ def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:
     suite = load_suite(spec.suite)
     name = bench_name(spec, suite)
     notify = progress or (lambda event, payload: None)
-    check_items(suite.items, spec.judge)
+    check_items(suite.items, spec.judge, spec.judge_options)
     with open_bench_store(spec.out) as store:
         store.open_bench(name, suite.name, suite.fingerprint,
                          spec.config() | {"items": [item_facts(i) for i in suite.items]})
         run_spec = RunSpec(suite.items[0]["scenario"], agent=spec.agent, judge=spec.judge,
                            episodes=len(suite.items) * spec.trials, slots=spec.slots,
                            workers=spec.workers, seed=spec.seed, out=spec.out,
-                           name=bench_run_name(name), limits=spec.limits, backend=spec.backend)
+                           name=bench_run_name(name), limits=spec.limits, backend=spec.backend,
+                           agent_options=spec.agent_options, judge_options=spec.judge_options)
         store.open_run(run_spec.run_name, suite.name, run_spec.config() | {"bench": name})
         result = BenchResult(name, store.path)
         result.resumed = len(store.finished_episodes(run_spec.run_name))

@@ -83,8 +83,16 @@ def instruction_content(view: AgentView) -> str:
     return "\n\n".join(messages) if len(messages) > 1 else view.instruction
 
 
+def stage_key(view: AgentView) -> dict[str, Any]:
+    """``extra_keys["stage"]`` of an input: the stage's ``index``, its ``kind`` (``action`` or
+    ``text_only``) and ``callable_tools`` (None: every tool offered), so an agent can decode
+    for the stage (see ``magma_core.agents.chat_options``)."""
+    return {"index": view.stage_index, "kind": "text_only" if view.text_only else "action",
+            "callable_tools": None if view.callable_tools is None else list(view.callable_tools)}
+
+
 def build_input(slot: int, view: AgentView, memory: dict[str, Any]) -> AgentInput:
-    """The protocol input for one slot's current view."""
+    """The protocol input for one slot's current view (its stage in ``extra_keys["stage"]``)."""
     attributes = copy.deepcopy(view.attributes)
     attributes.setdefault("known_robots", list(view.robot_names))
     return AgentInput(
@@ -93,6 +101,7 @@ def build_input(slot: int, view: AgentView, memory: dict[str, Any]) -> AgentInpu
         tools=view.tools,
         attributes=attributes,
         memory=memory,
+        extra_keys={"stage": stage_key(view)},
     )
 
 

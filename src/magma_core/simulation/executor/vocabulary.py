@@ -251,6 +251,8 @@ def public_view(
         tools=vocabulary.get_tools(view.tools),
         attributes=_public_attributes(vocabulary, view.attributes),
         feedback=feedback,
+        callable_tools=None if view.callable_tools is None else [
+            vocabulary.to_public_call(name, {})[0] for name in view.callable_tools],
     )
 
 
