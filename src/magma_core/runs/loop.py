@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
+#: The trace agent has no decision left (its error code, and the episode's status): the
+#: reference trace ends before the task does.
+TRACE_EXHAUSTED = "trace_exhausted"
 
 
 @dataclass
@@ -55,6 +58,7 @@ class EpisodeState:
     idle: int = 0
     started: float = field(default_factory=time.perf_counter)
     agent_steps: list[dict[str, Any]] = field(default_factory=list)  # usage per decision
+    last_error: DecisionError | None = None  # the last decision, when it was an error
 
     def agent_totals(self) -> dict[str, Any]:
         """Tokens, model calls and agent latency summed over the episode's decisions."""
@@ -251,6 +255,7 @@ class RunLoop:
             acted = isinstance(decision, Decision) and bool(decision.tool_calls)
             state.idle = 0 if acted or views[slot].text_only else state.idle + 1
             decisions[slot] = decision
+            state.last_error = decision if isinstance(decision, DecisionError) else None
         return self.executor.submit(decisions)
 
     def _should_end(self, state: EpisodeState, outcome: StepOutcome) -> bool:
@@ -258,6 +263,10 @@ class RunLoop:
         if status == JUDGE_UNAVAILABLE:
             raise AgentOutage(self.executor.record(state.slot).reason)
         if status != "running":
+            return True
+        if state.last_error is not None and state.last_error.code == TRACE_EXHAUSTED:
+            reason = f"the reference trace ran out before the task ended: {state.last_error.message}"
+            self.executor.end_episode(state.slot, TRACE_EXHAUSTED, reason)
             return True
         if state.idle >= self.limits.max_idle_decisions:
             reason = f"{state.idle} consecutive decisions without a tool call on an action stage"
