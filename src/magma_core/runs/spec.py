@@ -13,8 +13,8 @@ from typing import Any
 
 from magma_core.agents.chat_options import ChatOptions
 from magma_core.agents.spec import model_facts
+from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.loop import LoopLimits
-from magma_core.runs.pipeline import Pacing
 from magma_core.runs.ray_cluster import RayCluster
 from magma_core.store import EpisodeSummary, default_out
 from magma_core.user_error import UserError
