@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.simulation.data_structures.decisions import Decision, ToolCall
+from magma_core.simulation.data_structures.instructions import UserInstruction
 
 
 @dataclass
@@ -90,8 +91,6 @@ def user_event_mismatches(trace: PerfectTrace, stages: list[Any]) -> list[str]:
     order (one line each; empty when they agree). A mismatch does not stop a run (the agent
     never sees the trace's user text) but usually means a stage or the trace was edited
     without the other."""
-    from magma_core.simulation.data_structures.instructions import UserInstruction
-
     said = [e.content for e in trace.events if isinstance(e, UserEvent)]
     asked = [(i, s.stage_input.instruction.content) for i, s in enumerate(stages)
              if isinstance(getattr(getattr(s, "stage_input", None), "instruction", None),
