@@ -1,5 +1,5 @@
-# Two entry points: `make demo` (the main job) and `make test` (lint + tests, the docs
-# site's strict build included); `make docs` builds the documentation site into site/.
+# Two entry points: `make demo` (the main job; MAGMA and the simulator only) and `make test`
+# (the dev and docs extras too: lint + tests, the docs site's strict build included); `make docs` builds the documentation site into site/.
 # Each creates .venv when missing. torch==2.13.0 is installed first: its CPU build lies
 # on our machines' disk, while an unpinned torch pulls a multi-GB CUDA build.
 PY ?= python3
@@ -7,6 +7,8 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+
+DEMO_STAMP := $(VENV)/.demo-installed
 
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
@@ -24,7 +26,17 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+# The demo needs MAGMA and its simulator only: no dev, docs or Ray extras.
+$(DEMO_STAMP): pyproject.toml
+	@echo "make demo: installing torch (CPU build), ManiSkill and MAGMA into $(VENV);"
+	@echo "  the first time this takes a few minutes (mostly downloads), then seconds"
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e .
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/magma run sorting.SortAll --agent trace --episodes 4 --slots 2 --out runs --name demo-$$(date +%Y%m%d-%H%M%S)
 
 lint: $(STAMP)

@@ -134,6 +134,9 @@ class FakeExecutor:
     def status(self, slot: int) -> str:
         return self.view().status
 
+    def record(self, slot: int) -> NS:
+        return NS(status=self.view().status, reason="", traceback=None)
+
     def reset(self) -> None:
         self.stage = 0
 

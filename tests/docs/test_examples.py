@@ -1,7 +1,7 @@
 """Every example script the guides include runs and its own checks pass.
 
-The guides include these files with ``--8<--`` snippets, so what a reader sees is what runs
-here. Each script runs in its own process, as a reader would run it.
+The guides show these files' code inline, checked equal to them (``test_guides.py``), so
+what a reader sees is what runs here. Each script runs in its own process, as a reader would run it.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from magma_core.cli import CliError
+from magma_core.cli.out_folder import OUT_HELP, default_out
 
 
 def _ratio(text: str) -> float:
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("export", help="write training data from a generation or a run")
     parser.add_argument("name", help="a generation or run name in the store")
     parser.add_argument("--format", choices=FORMATS, default="chat-jsonl", help="chat-jsonl (default), preference-jsonl or hf")
-    parser.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
+    parser.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     parser.add_argument("--output", type=Path, default=None, help="folder to write (OUT/exports/NAME-FORMAT)")
     parser.add_argument("--min-score", type=_score, default=0.1, help="drop situations whose best score is at most this (0.1)")
     parser.add_argument("--validation-ratio", type=_ratio, default=0.05, help="share of trees for validation (0.05)")

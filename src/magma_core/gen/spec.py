@@ -17,6 +17,7 @@ from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.limits import LoopLimits
 from magma_core.runs.ray_cluster import RayCluster
 from magma_core.runs.spec import RunSpec
+from magma_core.store import default_out
 from magma_core.user_error import UserError
 
 
@@ -43,7 +44,7 @@ class GenSpec:
     seed: int = 0
     limits: LoopLimits = field(default_factory=LoopLimits)
     name: str | None = None
-    out: Path = Path("runs")
+    out: Path = field(default_factory=default_out)  # $MAGMA_OUT, else runs
     backend: str = "auto"
     randomized: bool = False
     agent_options: dict[str, Any] = field(default_factory=dict)

@@ -119,6 +119,7 @@ class EpisodeSummary:
     wall_s: float
     total_tokens: int = 0  # tokens the agent's model used (prompt + completion)
     agent_latency_s: float = 0.0  # time spent waiting for the agent
+    reason: str = ""  # why an episode that did not succeed ended (the record's reason)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -273,7 +274,9 @@ class RunStore(SQLiteStore):
 
     def episodes(self, run_name: str) -> list[EpisodeSummary]:
         rows = self._conn.execute(
-            "SELECT * FROM episodes WHERE run_name = ? ORDER BY episode", (run_name,)
+            "SELECT *, CASE WHEN status = 'success' THEN '' ELSE "
+            "COALESCE(json_extract(record, '$.reason'), '') END AS reason FROM episodes "
+            "WHERE run_name = ? ORDER BY episode", (run_name,)
         ).fetchall()
         fields = EpisodeSummary.__dataclass_fields__
         return [EpisodeSummary(**{k: r[k] for k in fields}) for r in rows]
