@@ -57,7 +57,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=300, help="save/restore samples")
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.steps, args.rounds, args.repeats = 10, 1, 5
     torch.set_num_threads(1)
 
     batch = SimBatch(ENV_ID, 1, seed=0, backend="cpu")
