@@ -47,3 +47,21 @@ def test_helper_module_imports() -> None:
     finally:
         sys.path.remove(str(BENCHMARKS))
     assert callable(module["server_python"])
+
+
+def test_gpu_check_stops_at_once_without_cuda(tmp_path: Path) -> None:
+    """Where ``nvidia-smi`` finds no GPU, the GPU check says so in one line (exit status 3)
+    before it installs anything."""
+    import os
+    import subprocess
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+           "GPU_CHECK_VENV": str(tmp_path / "venv")}
+    result = subprocess.run(["bash", str(BENCHMARKS / "gpu_check.sh")], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3
+    assert result.stderr.startswith("gpu_check: no CUDA device") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "venv").exists()
