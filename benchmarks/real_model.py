@@ -17,6 +17,15 @@ with only the request fixes (``tool_choice`` auto, ``max_tokens``); ``after`` is
 prompting with reports in user messages.
 
     .venv/bin/python benchmarks/real_model.py [--episodes 2] [--max-decisions 6] [--presets A,B] [--timeout S]
+
+With ``--suite smoke`` it runs the smoke bench suite instead (``magma bench run``, one trial per
+item) for each model (``--models smollm2-135m,gemma3-270m``) with stage-aware decoding off
+(every tool, ``tool_choice`` auto) and on (the stage's tools, a JSON-schema constrained
+reply), side by side in one run, and prints per model and setting: the valid-call rate,
+success, completion tokens and seconds per decision, the longest reply against the token
+cap (a runaway is a reply over it) and whether the bench run completed without a stop.
+
+    .venv/bin/python benchmarks/real_model.py --suite smoke [--models A,B] [--max-decisions 8]
 """
 
 from __future__ import annotations
@@ -30,7 +39,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from local_model_server import MODEL_ALIAS, ROOT, llama_server  # noqa: E402
+from local_model_server import MODEL_ALIAS, MODELS, ROOT, llama_server  # noqa: E402
+from magma_core.agents.stage_decoding import constrained_message  # noqa: E402
 
 PRESETS = ("cube.PickPlace", "sorting.SortAll")
 COMMON = {"max_tokens": 128, "temperature": 0.0, "seed": 0, "timeout": 20.0, "retries": 0}
@@ -48,6 +58,8 @@ def written_calls(row: dict) -> int:
             message = json.loads(step.get("output_raw") or "")["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError):
             continue
+        if not message.get("tool_calls"):  # a constrained reply holds its calls as JSON text
+            message = constrained_message(message.get("content")) or message
         calls += len(message.get("tool_calls") or [])
     return calls
 
@@ -90,8 +102,76 @@ def run_config(name: str, options: dict, out: Path, episodes: int, max_decisions
     return rows, time.perf_counter() - started
 
 
+BENCH_COMMON = {"max_tokens": 128, "temperature": 0.0, "seed": 0, "timeout": 60.0, "retries": 0,
+                "report_role": "user"}
+DECODING = {
+    "off": {**BENCH_COMMON, "stage_aware": False},
+    "on": {**BENCH_COMMON, "stage_aware": True, "constrain": "json_object"},
+}
+
+
+def completion_tokens(row: dict) -> int:
+    return sum((c.get("usage") or {}).get("completion_tokens", 0) for c in (row.get("agent") or {}).get("model_calls", []))
+
+
+def bench_config(model: str, setting: str, options: dict, suite: Path, out: Path, max_decisions: int,
+                 wall_limit: float) -> dict:
+    """One ``magma bench run`` of ``suite`` with ``model`` on a fresh server; its figures."""
+    config = out / f"{model}-{setting}.json"
+    config.write_text(json.dumps(options))
+    name = f"{model}-{setting}"
+    magma = str(ROOT / ".venv" / "bin" / "magma")
+    started = time.perf_counter()
+    with llama_server(out / f"{name}.server.log", model=model) as base_url:
+        try:
+            proc = subprocess.run([magma, "bench", "run", str(suite), "--agent", f"openai:{model}@{base_url}",
+                                   "--agent-config", str(config), "--max-decisions", str(max_decisions),
+                                   "--name", name, "--out", str(out)],
+                                  check=False, capture_output=True, text=True, timeout=wall_limit)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            code = "timeout"
+    wall = time.perf_counter() - started
+    export = subprocess.run([magma, "runs", "export", f"bench.{name}", "--out", str(out), "--what", "steps"],
+                            check=False, capture_output=True, text=True)
+    rows = [json.loads(line) for line in export.stdout.splitlines() if line.strip()]
+    report = out / f"{name}.report.json"
+    subprocess.run([magma, "bench", "report", name, "--out", str(out), "--json", str(report)],
+                   check=False, capture_output=True, text=True)
+    success = json.loads(report.read_text())["runs"][name]["success"] if report.exists() else {}
+    m = measure(rows)
+    tokens = [completion_tokens(r) for r in rows]
+    return {**m, "success": f"{success.get('num', 0)}/{success.get('den', 0)}", "exit": code, "wall_s": wall,
+            "tokens_per_decision": sum(tokens) / len(tokens) if tokens else 0.0,
+            "longest_reply": max(tokens, default=0), "over_cap": sum(t > options["max_tokens"] for t in tokens)}
+
+
+def bench_main(args: argparse.Namespace) -> int:
+    models = tuple(m for m in args.models.split(",") if m)
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder)
+        suite = out / "suite"
+        subprocess.run([str(ROOT / ".venv" / "bin" / "magma"), "bench", "compile", args.suite, "--out", str(suite)],
+                       check=True, capture_output=True)
+        print(f"suite {args.suite} (1 trial per item, at most {args.max_decisions} decisions each) on "
+              f"llama-cpp-python's server (chatml-function-calling); max_tokens {BENCH_COMMON['max_tokens']}")
+        print(f"{'model':<13} {'decoding':<8} {'decisions':>9} {'calls':>5} {'valid':>6} {'success':>7} "
+              f"{'tok/dec':>7} {'s/dec':>6} {'longest':>7} {'>cap':>4} {'exit':>5} {'wall s':>7}")
+        for model in models:
+            for setting, options in DECODING.items():
+                r = bench_config(model, setting, {**options, "timeout": args.timeout}, suite, out,
+                                 args.max_decisions, args.wall_limit)
+                print(f"{model:<13} {setting:<8} {r['decisions']:>9} {r['calls_written']:>5} {r['valid_call_rate']:>6.0%} "
+                      f"{r['success']:>7} {r['tokens_per_decision']:>7.1f} {r['s_per_decision']:>6.2f} "
+                      f"{r['longest_reply']:>7} {r['over_cap']:>4} {r['exit']!s:>5} {r['wall_s']:>7.1f}", flush=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default=None, help="a bench suite (smoke): run it instead of the presets")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated models (with --suite)")
+    parser.add_argument("--wall-limit", type=float, default=900.0, help="seconds per bench run (with --suite)")
     parser.add_argument("--episodes", type=int, default=2)
     parser.add_argument("--max-decisions", type=int, default=6)
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated presets")
@@ -100,8 +180,11 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
     if args.smoke:
-        print(f"smoke: presets {args.presets}; the real model part is skipped")
+        print(f"smoke: presets {args.presets}, suite {args.suite}; the real model part is skipped")
         return 0
+    if args.suite:
+        args.timeout = args.timeout if args.timeout != COMMON["timeout"] else BENCH_COMMON["timeout"]
+        return bench_main(args)
     presets = tuple(p for p in args.presets.split(",") if p)
     for options in CONFIGS.values():
         options["timeout"] = args.timeout

@@ -63,3 +63,28 @@ def test_parse_verdict_and_spec():
     with pytest.raises(AgentSpecError):
         from_spec("trace")
     assert isinstance(Verdict(ok=True), Verdict)
+
+
+def test_judge_takes_the_model_options_of_an_agent_config(fake_openai, tmp_path):
+    """The ``[judge]`` table of an ``--agent-config`` file configures the judge as the
+    ``[agent]`` table does the agent; options a judge cannot use are refused."""
+    from magma_core.agents.chat_options import ChatOptions, ChatOptionsError
+
+    config = tmp_path / "models.toml"
+    config.write_text('[agent]\nmax_tokens = 50\n[judge]\nmax_tokens = 77\nseed = 5\n'
+                      'extra_body = {min_p = 0.2}\n')
+    assert ChatOptions.from_file(config).given() == {"max_tokens": 50}
+    options = ChatOptions.from_file(config, table="judge")
+    fake_openai.script = [completion('{"explanation": "ok", "verdict": true}')]
+    judge = from_spec(f"openai:j@{fake_openai.base_url}", options)
+    assert judge.judge("rule", "q", "an answer").ok
+    sent = fake_openai.requests[0]
+    assert (sent["max_tokens"], sent["seed"], sent["min_p"], sent["temperature"]) == (77, 5, 0.2, 0.0)
+    flat = tmp_path / "flat.json"
+    flat.write_text('{"max_tokens": 9}')
+    assert ChatOptions.from_file(flat, table="judge").given() == {}  # flat keys: the agent's
+    with pytest.raises(AgentSpecError, match="report_role does not apply to the judge"):
+        from_spec(f"openai:j@{fake_openai.base_url}", ChatOptions(report_role="user"))
+    config.write_text('[judge]\nmax_tokens = "many"\n')
+    with pytest.raises(ChatOptionsError, match="max_tokens must be an integer"):
+        ChatOptions.from_file(config, table="judge")

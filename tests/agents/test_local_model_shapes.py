@@ -71,6 +71,20 @@ def test_tools_are_used_only_with_tool_choice_and_a_warning_says_so(llama):
     assert (call.name, call.arguments, call.target_robot_name) == ("pick", {"object": "red_cube"}, "panda")
 
 
+def test_the_no_tool_call_warning_names_a_chat_format_that_drops_tools(llama):
+    """With tool_choice sent, a model that never calls points at the chat format, not at
+    --tool-choice."""
+    server = llama(lambda prompt, body: ("say", "I will not call."))
+    notices: list[str] = []
+    agent = _agent(server, notices)
+    for _ in range(3):
+        agent.respond(_request())
+    assert server.requests[0]["tool_choice"] == "auto"
+    [warning] = notices
+    assert "chat format may not render the tools" in warning and "--constrain" in warning
+    assert "see --tool-choice" not in warning
+
+
 def test_runaway_generation_is_bounded_by_max_tokens(llama):
     server = llama(lambda prompt, body: ("runaway",), runaway_s=30)
     start = time.monotonic()

@@ -42,6 +42,7 @@ LAYERS = {
     "magma_core.bench": 7,
     "magma_core.export": 7,
     "magma_core.runs": 7,
+    "magma_core.rl": 7,
     "magma_core.cli": 8,
     "magma_core.view": 8,
 }
@@ -190,6 +191,24 @@ def test_ray_an_optional_extra_is_imported_in_one_module_only():
     importers = {name for name, path in modules()
                  for imported, _ in imports(path.read_text()) if imported.split(".")[0] == "ray"}
     assert importers == {"magma_core.runs.ray_cluster"}
+
+
+def test_the_trainer_libraries_are_imported_only_in_their_adapters():
+    """TRL, verifiers, transformers and peft are the optional extra magma[rl]."""
+    extras = {"trl", "verifiers", "transformers", "peft", "datasets"}
+    importers = {(name, imported.split(".")[0]) for name, path in modules()
+                 for imported, _ in imports(path.read_text()) if imported.split(".")[0] in extras}
+    allowed = {"magma_core.rl.trl_adapter", "magma_core.rl.verifiers_adapter"}
+    assert {name for name, lib in importers if lib != "datasets"} <= allowed
+
+
+def test_rl_uses_only_runs_and_store_on_its_floor():
+    """DESIGN.md: bench, gen and rl use runs and store (not each other)."""
+    floor = {"magma_core.bench", "magma_core.gen", "magma_core.export"}
+    broken = [f"{name} imports {imported}" for name, path in modules() if name.startswith("magma_core.rl")
+              for imported, _ in imports(path.read_text())
+              if any(_within(imported, p) for p in floor)]
+    assert broken == []
 
 
 def test_every_listed_deferral_is_still_used():

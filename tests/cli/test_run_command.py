@@ -175,9 +175,14 @@ def test_run_with_an_openai_compatible_model(workdir):
     assert summary["totals"]["total_tokens"] == 4 * 18
     sent = server.requests[0]
     assert sent["model"] == "fake-model"
-    assert (sent["max_tokens"], sent["seed"], sent["min_p"], sent["tool_choice"]) == (77, 3, 0.1, "auto")
+    assert (sent["max_tokens"], sent["seed"], sent["min_p"]) == (77, 3, 0.1)
     assert summary["config"]["agent_options"] == {"max_tokens": 77, "seed": 3, "extra_body": {"min_p": 0.1}}
     assert {t["function"]["name"] for t in sent["tools"]} >= {"pick", "place", "detect_objects"}
+    # stage-aware decoding: the action stages ask for a call; the text-only completion stage
+    # offers only the tool it allows before the answer
+    last = server.requests[-1]
+    assert sent["tool_choice"] == "required" and last["tool_choice"] == "auto"
+    assert [t["function"]["name"] for t in last["tools"]] == ["detect_objects"]
     record = json.loads(magma("runs", "show", "cube.PickPlace", "--out", "out", "--episode", "0",
                               cwd=workdir).stdout)
     assert "error" in record["steps"][1]["decision"]  # the malformed reply, recorded

@@ -233,7 +233,20 @@ def test_allowed_tools_before_the_answer_run_as_a_batch(world) -> None:
     assert out.stage_success is StageSuccess.ONGOING and out.status == "running"
     out = run.executor.submit({0: act("detect")})[0]
     assert out.stage_success is StageSuccess.FAILED
-    assert out.failure_reason == "detect is not allowed in this stage. Allowed tools are: ['switch_machine']"
+    assert out.failure_reason == ("detect is not allowed in this stage: it wants an answer to the user in "
+                                  "plain text (before answering it allows only switch_machine).")
+    record = run.executor.record(0).to_dict()  # two calls: over its budget
+    assert record["stages"][0]["success"] == "FAILED" and record["stages"][0]["state"] == "EXCEEDED"
+
+
+def test_a_text_only_refusal_never_names_a_tool_the_task_lacks(world) -> None:
+    stage = AskStage(mode=SAY_ONLY, allow_tools=True, allowed_tools=["no_such_tool"])
+    run = world(make_task([stage]))
+    out = run.executor.submit({0: act("detect")})[0]
+    assert out.failure_reason == "detect is not allowed in this stage: it wants an answer to the user in plain text."
+    # the failed stage, within its budget, has no budget score: it is not OPTIMAL
+    record = run.executor.record(0).to_dict()
+    assert record["stages"][0]["success"] == "FAILED" and record["stages"][0]["state"] is None
 
 
 def test_empty_allowed_tools_means_all_tools(world) -> None:

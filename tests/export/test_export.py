@@ -80,7 +80,36 @@ def test_the_split_is_by_tree_and_seeded():
     assert len(validation) == 2 and not set(train) & set(validation)
     assert split_groups(groups, 0.1, 42) == (train, validation)
     assert split_groups(["only"], 0.5, 1) == (["only"], [])
-    assert len(split_groups(groups[:2], 0.01, 1)[1]) == 1
+    # a tiny generation never sends half of itself to validation: 2 trees at 0.05 -> none
+    assert split_groups(groups[:2], 0.05, 1) == (sorted(groups[:2]), [])
+    assert len(split_groups(groups[:2], 0.5, 1)[1]) == 1
+
+
+def test_a_split_that_rounds_to_no_validation_tree_says_so(tmp_path):
+    report = write_export(forest(trees=2), ExportSettings(validation_ratio=0.05), tmp_path / "out")
+    assert report.rows == {"train": 2, "validation": 0}
+    [warning] = report.warnings
+    assert "0.05 of 2 trees rounds to no validation tree" in warning and "at least 10 trees" in warning
+    assert write_export(forest(trees=2), ExportSettings(validation_ratio=0.5), tmp_path / "b").warnings == []
+
+
+def test_rows_carry_the_messages_as_the_model_received_them():
+    """A run whose reports went to the model as user messages (``--report-role user``) and
+    compact prompts exports them so: the report in a user message, enums in the schemas."""
+    f = forest()
+    f.sources = [{"kind": "run", "config": {"agent_options": {"report_role": "user"}}}]
+    (_, row), = chat_rows(f, ExportSettings())
+    roles = [m["role"] for m in row["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "user", "assistant"]
+    assert row["messages"][3]["content"] == "(reported in the next message)"
+    assert row["messages"][4]["content"] == "[environment] picked"  # compact: the report as text
+    place = next(t for t in row["tools"] if t["function"]["name"] == "place")
+    assert place["function"]["parameters"]["properties"]["area"].get("enum") is None  # no values_from
+    assert "Areas: zone_a, zone_b." in row["messages"][0]["content"]
+    f.sources = [{"kind": "run", "config": {"agent_options": {"prompt_style": "raw"}}}]
+    (_, raw), = chat_rows(f, ExportSettings())
+    assert [m["role"] for m in raw["messages"]] == ["system", "user", "assistant", "tool", "assistant"]
+    assert raw["messages"][3]["content"] == '{"infos": "picked"}' and "Task attributes:" in raw["messages"][0]["content"]
 
 
 def test_files_manifest_and_an_unchanged_export_is_skipped(tmp_path: Path):

@@ -16,9 +16,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'magma[ray]')")
 
 from magma_core.cli import main  # noqa: E402
-from magma_core.gen import GenSettings  # noqa: E402
-from magma_core.gen.ray_trees import TreeJob, grow_on_ray, tree_budget  # noqa: E402
-from magma_core.runs import Pacing  # noqa: E402
+from magma_core.gen import GenSpec, generate  # noqa: E402
+from magma_core.gen.ray_trees import tree_budget  # noqa: E402
 from magma_core.runs.ray_cluster import RayCluster, connect, disconnect  # noqa: E402
 from magma_core.store import open_generation_store  # noqa: E402
 
@@ -130,15 +129,10 @@ def test_an_actor_killed_with_its_tree_is_survived(tmp_path, grown):
         elif event == "warning":
             warnings.append(payload)
 
-    settings = GenSettings(branches=2, max_nodes=400, trees=2)
-    job = TreeJob(PRESET, "trace", None, settings, False, {}, None, 2, "auto", Pacing())
-    store = open_generation_store(tmp_path)
-    try:
-        store.open_generation("g", PRESET, {})
-        failures = grow_on_ray(RayCluster(actors=2), job, store, "g", listener)
-    finally:
-        store.close()
-    assert killed and failures == []
+    spec = GenSpec(PRESET, agent="trace", branches=2, max_nodes=400, trees=2, slots=2,
+                   out=tmp_path, name="g", ray=RayCluster(actors=2))
+    result = generate(spec, listener)
+    assert killed and result.failures == []
     assert _records(tmp_path) == _records(grown["plain"])  # every tree stored once
 
 

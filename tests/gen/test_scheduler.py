@@ -39,7 +39,7 @@ def grow(store, name, settings, noise=0.4, stop_after=None, slots=3):
     ex = executor(slots)
     seen = []
 
-    def listener(event, payload):
+    def listener(event, tree, payload):
         seen.append(payload)
         if stop_after is not None and len(seen) >= stop_after:
             raise Stop

@@ -10,8 +10,8 @@ import pytest
 from magma_core.agents import TraceAgent
 from magma_core.agents.base import Agent, NoAnswer
 from magma_core.protocol.agent import AgentOutput, AgentRequest, AgentResponse
+from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.loop import DECISION_CAP, NO_ACTION, LoopLimits, RunLoop
-from magma_core.runs.pipeline import Pacing
 from magma_core.scenarios import load_preset
 from magma_core.simulation.executor import Executor
 from magma_core.store import RunStore

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,10 +161,15 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.Client(headers=headers, transport=transport, timeout=timeout)
 
-    def complete(self, messages: list[dict[str, Any]], **params: Any) -> ChatReply:
+    def complete(self, messages: list[dict[str, Any]], stream_cap: int | None = None, **params: Any) -> ChatReply:
         """POST one chat completion (``params`` go into the body, e.g. ``tools``,
-        ``temperature``, ``max_tokens``) and return the first choice; raise :class:`ChatError`."""
+        ``temperature``, ``max_tokens``) and return the first choice; raise :class:`ChatError`.
+        With ``stream_cap`` the reply is streamed and reading stops (the connection is
+        closed) once it holds more than that many tokens: the reply so far comes back with
+        ``finish_reason`` ``length``."""
         body = {"model": self.model, "messages": messages, **params}
+        if stream_cap is not None:
+            return self._streamed(body, stream_cap)
         try:
             reply = request_with_retries(
                 self._client, "POST", f"{self.base_url}/chat/completions", json_body=body,
@@ -204,6 +210,79 @@ class ChatClient:
             attempt_log=log,
             request=body,
         )
+
+    def _streamed(self, body: dict[str, Any], cap: int) -> ChatReply:
+        """One streamed attempt (see :meth:`complete`); server-sent events read until
+        ``[DONE]``, the cap or the deadline."""
+        body = {**body, "stream": True}
+        began = time.monotonic()
+        deadline = began + self.timeout
+        content: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        tokens, finish, usage, status, text = 0, None, {}, 0, ""
+        try:
+            with self._client.stream("POST", f"{self.base_url}/chat/completions", json=body,
+                                     timeout=self.timeout) as response:
+                status = response.status_code
+                if status != 200:
+                    text = response.read().decode("utf-8", errors="replace")[:20_000]
+                else:
+                    for line in response.iter_lines():
+                        if self._cancel.is_set():
+                            raise ChatError("cancelled", "the request was cancelled", request=body)
+                        if time.monotonic() > deadline:
+                            raise httpx.ReadTimeout("reply not complete before the deadline")
+                        data = line[5:].strip() if line.startswith("data:") else ""
+                        if not data:
+                            continue
+                        if data == "[DONE]":
+                            break
+                        try:
+                            event = json.loads(data)
+                            choice = (event.get("choices") or [{}])[0]
+                        except (ValueError, AttributeError, TypeError, IndexError, RecursionError):
+                            continue
+                        usage = _usage(event) or usage
+                        if not isinstance(choice, dict):
+                            continue
+                        delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+                        finish = choice.get("finish_reason") or finish
+                        if isinstance(delta.get("content"), str) and delta["content"]:
+                            content.append(delta["content"])
+                            tokens += 1
+                        for call in delta.get("tool_calls") or []:
+                            if not isinstance(call, dict):
+                                continue
+                            slot = calls.setdefault(call.get("index", 0), {"id": call.get("id"), "type": "function",
+                                                                          "function": {"name": "", "arguments": ""}})
+                            function = call.get("function") or {}
+                            slot["function"]["name"] += function.get("name") or ""
+                            slot["function"]["arguments"] += function.get("arguments") or ""
+                            tokens += 1
+                        if tokens > cap:
+                            finish = "length"
+                            break
+        except httpx.TimeoutException as exc:
+            raise ChatError("timeout", f"no complete reply within {self.timeout:g} s ({type(exc).__name__})",
+                            latency_s=time.monotonic() - began, request=body) from None
+        except httpx.HTTPError as exc:
+            code = "cancelled" if self._cancel.is_set() else "transport_error"
+            raise ChatError(code, f"{type(exc).__name__}: {exc}", latency_s=time.monotonic() - began,
+                            request=body) from None
+        latency = time.monotonic() - began
+        if status != 200:
+            raise ChatError("http_error", f"HTTP {status} from {self.base_url}/chat/completions: {clip(text, 300)}",
+                            text, latency, 1, [{"attempt": 1, "outcome": "ok", "status": status,
+                                                 "latency_s": round(latency, 6), "usage": {}}], body)
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
+        if calls:
+            message["tool_calls"] = [calls[i] for i in sorted(calls)]
+        usage = usage or {"completion_tokens": tokens}
+        log = [{"attempt": 1, "outcome": "ok", "status": 200, "latency_s": round(latency, 6), "usage": usage,
+                "streamed_tokens": tokens}]
+        raw = json.dumps({"choices": [{"message": message, "finish_reason": finish}], "usage": usage, "streamed": True})
+        return ChatReply(message=message, raw=raw, usage=dict(usage), latency_s=latency, attempts=1,
+                         finish_reason=finish, attempt_log=log, request=body)
 
     def list_models(self, timeout: float = 10.0, max_bytes: int = 4 * 1024 * 1024) -> ModelList:
         """``GET {base_url}/models`` once (no retries, at most ``timeout`` seconds, bounded by

@@ -18,7 +18,20 @@ the file's.
 - ``report_role``: ``tool`` (default: environment reports answer the tool calls as ``tool``
   messages) or ``user`` (reports go in a user message, the tool messages only point to it:
   for servers whose chat template drops ``tool`` messages, as llama-cpp-python's
-  ``chatml-function-calling`` does).
+  ``chatml-function-calling`` does);
+- ``stage_aware`` (default true): decode for each decision's stage (the engine names it in
+  ``extra_keys["stage"]``): only the tools callable there are offered (none in a text-only
+  stage that allows none), and an action stage asks for a tool call (``tool_choice``
+  ``required``, or the one callable tool by name; ``auto`` on servers that refuse
+  ``required``). A ``tool_choice`` given explicitly wins. See
+  :mod:`magma_core.agents.stage_decoding`;
+- ``constrain``: ``off`` (default: the server's tool calling), ``json_object`` (llama-cpp-python's
+  server) or ``json_schema`` (OpenAI, vLLM, llama.cpp's llama-server): the reply is
+  constrained by a JSON schema of the stage's tool calls, so names, enums and argument
+  lengths are enforced by the server's grammar;
+- ``stream`` (default false): stream each reply and stop reading (closing the connection,
+  which stops a streaming server) once it holds more than ``max_tokens`` tokens, for
+  servers that ignore ``max_tokens``.
 """
 
 from __future__ import annotations
@@ -35,11 +48,13 @@ from magma_core.user_error import UserError
 TOOL_CHOICES = ("auto", "required", "none", "omit")
 PROMPT_STYLES = ("compact", "raw")
 REPORT_ROLES = ("tool", "user")
+CONSTRAIN_MODES = ("off", "json_object", "json_schema")
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 2
 DEFAULT_BACKOFF_S = 0.5
 RESERVED_BODY_KEYS = frozenset({"model", "messages", "tools"})
+CONFIG_TABLES = ("agent", "judge")
 
 
 class ChatOptionsError(UserError, ValueError):
@@ -62,6 +77,9 @@ class ChatOptions:
     extra_body: dict[str, Any] = field(default_factory=dict)
     prompt_style: str | None = None
     report_role: str | None = None
+    stage_aware: bool | None = None
+    constrain: str | None = None
+    stream: bool | None = None
 
     def __post_init__(self) -> None:
         for name, check in _CHECKS.items():
@@ -76,10 +94,15 @@ class ChatOptions:
 
     # -- reading ---------------------------------------------------------------------------
     @classmethod
-    def from_mapping(cls, data: Any, where: str = "agent options") -> ChatOptions:
-        """Options from a dict (a config file's content); unknown keys are refused."""
-        if isinstance(data, dict) and isinstance(data.get("agent"), dict) and len(data) == 1:
-            data = data["agent"]
+    def from_mapping(cls, data: Any, where: str = "agent options", table: str = "agent") -> ChatOptions:
+        """Options from a dict (a config file's content); unknown keys are refused. A file
+        may hold an ``[agent]`` and a ``[judge]`` table (``table`` picks one; flat keys are
+        the agent's); a file without the ``[judge]`` table gives the judge no options."""
+        if isinstance(data, dict) and set(data) <= set(CONFIG_TABLES) and data and all(
+                isinstance(v, dict) for v in data.values()):
+            data = data.get(table, {})
+        elif table != "agent":
+            data = {}
         if not isinstance(data, dict):
             raise ChatOptionsError(f"{where}: expected a table of options")
         known = {f.name for f in fields(cls)}
@@ -94,8 +117,9 @@ class ChatOptions:
             raise ChatOptionsError(f"{where}: {exc}") from None
 
     @classmethod
-    def from_file(cls, path: str | Path) -> ChatOptions:
-        """Options from a TOML file (``.toml``) or a JSON file (anything else)."""
+    def from_file(cls, path: str | Path, table: str = "agent") -> ChatOptions:
+        """Options from a TOML file (``.toml``) or a JSON file (anything else); ``table``:
+        ``agent`` or ``judge`` (see :meth:`from_mapping`)."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -105,7 +129,7 @@ class ChatOptions:
             data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
         except (ValueError, RecursionError) as exc:
             raise ChatOptionsError(f"agent config {path} is not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: {exc}") from None
-        return cls.from_mapping(data, where=f"agent config {path}")
+        return cls.from_mapping(data, where=f"agent config {path}", table=table)
 
     def merged_over(self, base: ChatOptions) -> ChatOptions:
         """These options, with ``base``'s values where these are not given."""
@@ -140,6 +164,16 @@ class ChatOptions:
         return params
 
     @property
+    def stage_aware_on(self) -> bool:
+        return self.stage_aware is not False
+
+    @property
+    def max_tokens_cap(self) -> int | None:
+        """The cap on a reply's tokens (None: no cap)."""
+        cap = DEFAULT_MAX_TOKENS if self.max_tokens is None else self.max_tokens
+        return cap or None
+
+    @property
     def timeout_s(self) -> float:
         return DEFAULT_TIMEOUT_S if self.timeout is None else self.timeout
 
@@ -168,6 +202,12 @@ def _integer(name: str, value: Any, low: int) -> int:
     return value
 
 
+def _boolean(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ChatOptionsError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
 def _one_of(choices: tuple[str, ...]) -> Any:
     def check(name: str, value: Any) -> str:
         if value not in choices:
@@ -188,6 +228,9 @@ _CHECKS = {
     "tool_choice": _one_of(TOOL_CHOICES),
     "prompt_style": _one_of(PROMPT_STYLES),
     "report_role": _one_of(REPORT_ROLES),
+    "constrain": _one_of(CONSTRAIN_MODES),
+    "stage_aware": lambda n, v: _boolean(n, v),
+    "stream": lambda n, v: _boolean(n, v),
     "max_tokens": lambda n, v: _integer(n, v, 0),
     "temperature": lambda n, v: _number(n, v, 0.0, 2.0),
     "top_p": lambda n, v: _number(n, v, 0.0, 1.0),

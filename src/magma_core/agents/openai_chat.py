@@ -53,6 +53,15 @@ from magma_core.agents.chat_prompt import (
     tool_schemas,
     turn_messages,
 )
+from magma_core.agents.stage_decoding import (
+    callable_tools,
+    constrained_message,
+    reply_schema,
+    response_format,
+    stage_of,
+    tool_choice,
+    tools_prompt,
+)
 from magma_core.protocol.agent import AgentDecision, AgentInfo, AgentInput, AgentToolCall
 
 __all__ = ["OpenAIChatAgent", "ReplyError", "json_schema_for", "parse_message", "read_history",
@@ -221,6 +230,7 @@ class OpenAIChatAgent(CandidateAgent):
         self._offered = 0  # replies to requests that offered tools
         self._called = 0  # of those, replies with at least one tool call
         self._warned = False
+        self._required_ok = True  # whether the server takes tool_choice "required"
 
     @property
     def temperature(self) -> float | None:
@@ -282,21 +292,31 @@ class OpenAIChatAgent(CandidateAgent):
             return self._fail("invalid_memory", str(exc), memory, [])
         robots = robot_names(agent_input.attributes)
         attributes = agent_input.attributes if self.prompt_style == "compact" else None
-        schemas, names, robot_param = tool_schemas(agent_input.tools, robots, attributes)
+        stage = stage_of(agent_input.extra_keys) if self.options.stage_aware_on else None
+        tools = callable_tools(agent_input.tools, stage)
+        schemas, names, robot_param = tool_schemas(tools, robots, attributes)
+        constrained = (self.options.constrain or "off") != "off" and bool(schemas)
+        may_answer = stage is None or stage["kind"] == "text_only"
         instruction = agent_input.instruction
         turn = turn_messages(history, instruction.type, instruction.content, self.prompt_style,
                              self.options.report_role or "tool")
-        messages = [self.system_message(agent_input, robots, robot_param), *history, *turn]
+        system = self.system_message(agent_input, robots, robot_param)
+        if constrained:
+            system["content"] += "\n" + tools_prompt(schemas, may_answer)
+        messages = [system, *history, *turn]
         step: dict[str, Any] = {
             "id": f"{request_id}:{agent_input.id}:{candidate_index}",
             "component": self.component,
             "origin": "model",
             "input_elements": {"model": self.model, "tools": sorted(names.values())},
         }
+        if stage is not None:
+            step["input_elements"]["stage"] = stage["kind"]
         with_turn = copy.deepcopy(memory)
         with_turn[HISTORY_KEY] = [*copy.deepcopy(history), *turn]
+        params = self._params(agent_input, schemas, stage, constrained, may_answer, len(robots))
         try:
-            reply = self.client.complete(messages, **self._params(agent_input, schemas))
+            reply = self._complete(messages, params)
         except ChatError as exc:
             self._record(step, exc.request, exc.raw, summed_usage(exc.attempt_log), exc.latency_s, exc.attempts, exc.attempt_log)
             kept = memory if exc.code in RESENT_CODES else with_turn
@@ -306,9 +326,14 @@ class OpenAIChatAgent(CandidateAgent):
             return self._fail(exc.code, message, kept, [step])
         self._record(step, reply.request, reply.raw, reply.usage, reply.latency_s, reply.attempts, reply.attempt_log)
         step["finish_reason"] = reply.finish_reason
-        self._count_tool_use(bool(schemas), reply.message)
+        if reply.attempt_log and "streamed_tokens" in reply.attempt_log[-1]:
+            step["streamed_tokens"] = reply.attempt_log[-1]["streamed_tokens"]
+        reply_message = constrained_message(reply.message.get("content")) if constrained else reply.message
+        self._count_tool_use(bool(schemas), reply_message or {})
         try:
-            decision, assistant = parse_message(reply.message, names, robots, robot_param)
+            if reply_message is None:
+                raise ReplyError("invalid_reply", "the reply is not the JSON object its schema asks for")
+            decision, assistant = parse_message(reply_message, names, robots, robot_param)
         except ReplyError as exc:
             message = f"{exc.message}. Your reply was: {clip(raw_text(reply.message), RAW_TEXT_IN_ERRORS)}"
             if reply.finish_reason == "length":
@@ -324,9 +349,31 @@ class OpenAIChatAgent(CandidateAgent):
         step.update(output_raw=clip(raw, 200_000), usage=usage, latency_s=latency_s, attempts=attempts,
                     attempt_log=[{k: v for k, v in e.items() if k != "body"} for e in attempt_log])
 
-    def _params(self, agent_input: AgentInput, schemas: list[dict[str, Any]]) -> dict[str, Any]:
-        params: dict[str, Any] = {"tools": schemas} if schemas else {}
-        params.update(self.options.body_params(bool(schemas)))
+    def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+        """One completion; a server that refuses ``tool_choice: required`` is asked again
+        with ``auto`` (and is never asked for ``required`` again)."""
+        cap = self.options.max_tokens_cap if self.options.stream else None
+        try:
+            return self.client.complete(messages, stream_cap=cap, **params)
+        except ChatError as exc:
+            if params.get("tool_choice") != "required" or exc.code != "http_error":
+                raise
+            self._required_ok = False
+            self.notice(f"{self.client.base_url} refused tool_choice 'required' ({clip(exc.message, 120)}); "
+                        "asking with 'auto' from now on")
+            return self.client.complete(messages, stream_cap=cap, **{**params, "tool_choice": "auto"})
+
+    def _params(self, agent_input: AgentInput, schemas: list[dict[str, Any]], stage: dict[str, Any] | None = None,
+                constrained: bool = False, may_answer: bool = True, robots: int = 1) -> dict[str, Any]:
+        if constrained:
+            params = {"response_format": response_format(
+                self.options.constrain or "json_object", reply_schema(schemas, robots, may_answer))}
+            params.update(self.options.body_params(False))
+        else:
+            params = {"tools": schemas} if schemas else {}
+            params.update(self.options.body_params(bool(schemas)))
+            if stage is not None and self.options.tool_choice is None and schemas:
+                params["tool_choice"] = tool_choice(stage, schemas, self._required_ok)
         if agent_input.extra_keys.get("inference_mode") is True:
             params["temperature"] = 0.0
         return params
@@ -355,10 +402,7 @@ class OpenAIChatAgent(CandidateAgent):
             warn = not self._warned and self._called == 0 and self._offered >= NO_TOOL_CALL_WARNING_AFTER
             self._warned = self._warned or warn
         if warn:
-            self.notice(
-                f"warning: {self._offered} replies from {self.client.base_url} to requests offering tools "
-                "made no tool call: the server may ignore tools without tool_choice; see --tool-choice"
-            )
+            self.notice(no_tool_call_warning(self._offered, self.client.base_url, self.options))
 
     def _fail(self, code: str, message: str, memory: dict[str, Any], steps: list[dict[str, Any]]) -> Candidate:
         return Candidate.fail(code, message, copy.deepcopy(memory), steps, self.component)
@@ -369,6 +413,18 @@ class OpenAIChatAgent(CandidateAgent):
 
     def close(self) -> None:
         self.client.close()
+
+
+def no_tool_call_warning(replies: int, base_url: str, options: ChatOptions) -> str:
+    """The warning for an endpoint whose replies to requests offering tools made no tool
+    call, naming the likely cause for the options in use."""
+    head = f"warning: {replies} replies from {base_url} to requests offering tools made no tool call: "
+    if options.tool_choice in ("omit", "none"):
+        return head + f"tool_choice {options.tool_choice!r} lets the server ignore the tools; see --tool-choice"
+    return head + ("tool_choice was sent, so the server's chat format may not render the tools (e.g. "
+                   "llama-cpp-python needs --chat_format chatml-function-calling) or the model does not "
+                   "call tools; --constrain json_object (llama-cpp-python) or json_schema asks for calls "
+                   "by a JSON schema instead")
 
 
 def raw_text(message: dict[str, Any]) -> str:

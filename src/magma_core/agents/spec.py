@@ -83,6 +83,23 @@ def _noise(spec: str, text: str) -> float:
 HTTP_AGENT_OPTIONS = ("timeout", "retries", "backoff")
 
 
+def model_facts(text: str | None, options: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """What a run records of the model behind an agent or judge spec: ``{"name", "endpoint",
+    "options"}`` for ``openai:MODEL[@BASE_URL]`` (options: the given model options), ``{"endpoint"}``
+    for an agent server, None for the built-in agents (and for a spec that is not one)."""
+    if not text or text.strip() == "none":
+        return None
+    try:
+        spec = parse_spec(text)
+    except AgentSpecError:
+        return None
+    if spec.kind == "openai":
+        return {"name": spec.model, "endpoint": spec.base_url, "options": dict(options or {})}
+    if spec.kind == "http":
+        return {"endpoint": spec.url}
+    return None
+
+
 def from_spec(text: str, *, trace: Any = None, chat_options: ChatOptions | None = None, **options: Any) -> Agent:
     """Build the agent a spec string names. ``trace`` (a ``PerfectTrace``) is required for
     ``trace``; ``options`` go to the agent's constructor (e.g. ``timeout``, ``retries``).

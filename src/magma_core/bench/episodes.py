@@ -10,9 +10,10 @@ every item of a group of items sharing a world, ``slots`` trials side by side ac
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -22,6 +23,7 @@ from magma_core.agents import Agent, parse_spec
 from magma_core.agents.noisy_trace import NoisyTraceAgent
 from magma_core.bench.task_spec import task_from_spec
 from magma_core.runs import RunSpec
+from magma_core.runs.agent_requests import AgentOutage
 from magma_core.runs.assembly import (
     RunParts,
     build_judge,
@@ -30,7 +32,10 @@ from magma_core.runs.assembly import (
     run_episodes,
 )
 from magma_core.runs.episode_tasks import EpisodeTasks, SlotTraceAgent
-from magma_core.runs.workers import episodes_from_parent, event_sender
+from magma_core.runs.events import Listener
+from magma_core.runs.placement import Seat
+from magma_core.runs.ray_actors import EpisodeJob
+from magma_core.runs.workers import episodes_from_parent, event_sender, worker_main
 from magma_core.scenarios import register_environments
 from magma_core.simulation.tasks import BaseTask
 from magma_core.store import RunStore
@@ -84,10 +89,11 @@ def engine_groups(items: list[dict[str, Any]]) -> list[list[int]]:
     return list(groups.values())
 
 
-def check_items(items: list[dict[str, Any]], judge_spec: str | None) -> None:
+def check_items(items: list[dict[str, Any]], judge_spec: str | None,
+                judge_options: dict[str, Any] | None = None) -> None:
     """Every item's task loads and passes the engine's checks (e.g. judged stages need
     ``--judge``), before any trial starts."""
-    judge = build_judge(judge_spec)
+    judge = build_judge(judge_spec, judge_options)
     try:
         for item in items:
             check_task(task_from_spec(item["task"]), judge, item["item_id"])
@@ -99,16 +105,18 @@ def check_items(items: list[dict[str, Any]], judge_spec: str | None) -> None:
             closer()
 
 
-def build_bench_agent(agent: str, task: BaseTask) -> Agent:
+def build_bench_agent(agent: str, task: BaseTask, agent_options: dict[str, Any] | None = None,
+                      timeout: float | None = None) -> Agent:
     """The agent of a benchmark run: ``trace`` / ``noisy-trace[:P]`` replay each slot's own
-    episode's trace (noisy: seeded by the trial's seed); any other agent serves every item."""
+    episode's trace (noisy: seeded by the trial's seed); any other agent serves every item,
+    with ``agent_options`` (a ``ChatOptions``' fields)."""
     spec = parse_spec(agent)
     if spec.kind == "trace":
         return SlotTraceAgent()
     if spec.kind == "noisy-trace":
         noise = spec.noise
         return SlotTraceAgent(lambda trace, seed: NoisyTraceAgent(trace, noise, seed=seed))
-    return build_run_agent(agent, task)
+    return build_run_agent(agent, task, agent_options=agent_options, timeout=timeout)
 
 
 @dataclass(frozen=True)
@@ -127,13 +135,14 @@ def group_parts(job: GroupJob) -> RunParts:
     """The task, agent, judge and episode tasks of one engine running ``job``'s items."""
     episodes = SuiteEpisodes(job.items, job.trials, job.first)
     register_environments(job.items[job.first]["scenario"].split(".")[0])
-    agent = build_bench_agent(job.run_spec.agent, episodes.target)
-    return RunParts(episodes.target, agent, build_judge(job.run_spec.judge),
+    agent = build_bench_agent(job.run_spec.agent, episodes.target, job.run_spec.agent_options,
+                              job.run_spec.agent_timeout)
+    return RunParts(episodes.target, agent, build_judge(job.run_spec.judge, job.run_spec.judge_options),
                     getattr(agent, "check_warning", None), episode_tasks=episodes)
 
 
 def run_group(job: GroupJob, store: RunStore, episodes: Iterator[int] | list[int],
-              listener: Any) -> None:
+              listener: Listener) -> None:
     """Run ``episodes`` (global indices) of one group in this process, storing each as it
     ends; ``AgentOutage`` propagates (the episodes in flight are not stored)."""
     parts = group_parts(job)
@@ -148,3 +157,32 @@ def worker_run(job: GroupJob, index: int, conn: Connection) -> None:
     """A worker process's part of a group (``runs.workers.worker_main``'s ``run``)."""
     with RunStore(job.store_path) as store:
         run_group(job, store, episodes_from_parent(conn), event_sender(conn, index * job.slots))
+
+
+@dataclass
+class GroupWork:
+    """One group's trials as units of work for :func:`~magma_core.runs.placement.place`:
+    here (an outage is a failure line), in worker processes, or in Ray actors whose trials
+    this process stores."""
+
+    job: GroupJob
+    store: RunStore
+    unit_word: str = "episode"
+    concurrency: int | None = None  # each actor its default
+
+    def here(self, units: Sequence[Hashable], listener: Listener) -> list[str]:
+        try:
+            run_group(self.job, self.store, list(units), listener)  # type: ignore[arg-type]
+        except AgentOutage as exc:
+            return [str(exc)]
+        return []
+
+    def worker_job(self, workers: int, units: Sequence[Hashable]) -> tuple[GroupJob, Callable[..., None]]:
+        return self.job, functools.partial(worker_main, run=worker_run)
+
+    def actor_job(self, seat: Seat) -> EpisodeJob:
+        return EpisodeJob(functools.partial(run_group, self.job), self.job.slots)
+
+    def on_result(self, episode: Any, payload: Any) -> None:
+        summary, record, rows = payload
+        self.store.save_episode(self.job.run_spec.run_name, summary, record, rows)

@@ -32,7 +32,21 @@ def bench_report(out: str | Path, names: list[str], price_per_mtok: float | None
             if prices is not None:
                 price = price_for(prices, config["agent"], sum(t.tokens for t in trials), name)
             reports[name] = compute(trials, config["trials"], price_per_mtok, price)
+            reports[name]["agent"] = {"spec": config.get("agent"), "model": config.get("model")}
     return reports
+
+
+def agent_line(name: str, report: dict[str, Any]) -> str:
+    """``NAME: agent SPEC`` and, for a model, its name, endpoint and the options given."""
+    agent = report.get("agent") or {}
+    model = agent.get("model") or {}
+    line = f"{name}: agent {agent.get('spec') or '?'}"
+    if model.get("name"):
+        line += f"; model {model['name']} at {model.get('endpoint')}"
+    options = model.get("options") or {}
+    if options:
+        line += "; options " + ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(options.items()))
+    return line
 
 
 def significant_differences(reports: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
@@ -80,6 +94,8 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
     """The report as rich tables."""
     console = console or Console()
     runs = list(reports)
+    for run in runs:
+        console.print(agent_line(run, reports[run]), highlight=False, markup=False)
     sig = significant_differences(reports)
     rows: list[tuple[str, str]] = [("all", "success"), ("clean", "success_clean")]
     table = _runs_table("Success (95% Wilson interval)", runs)

@@ -14,50 +14,78 @@ count as ``infrastructure_failure``.
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from magma_core.bench.episodes import GroupJob, check_items, engine_groups, run_group, worker_run
+from magma_core.agents.spec import model_facts
+from magma_core.bench.episodes import GroupJob, GroupWork, check_items, engine_groups
 from magma_core.bench.suite import Suite, load_suite
-from magma_core.runs import AgentOutage, LoopLimits, RunSpec
-from magma_core.runs.ray_cluster import RayCluster
-from magma_core.runs.ray_driver import episodes_on_ray
+from magma_core.runs import RunSpec
+from magma_core.runs.limits import MAX_ATTEMPTS
+from magma_core.runs.placement import place
 from magma_core.runs.spec import check_run_name
-from magma_core.runs.workers import run_in_workers, worker_main
 from magma_core.store.bench_store import BenchStore, bench_run_name, open_bench_store
 from magma_core.user_error import UserError
 
-MAX_ATTEMPTS = 3
 Progress = Callable[[str, dict[str, Any]], None]  # (event, payload)
 
 
-@dataclass(frozen=True)
+#: The target of a benchmark's ``RunSpec`` part until the suite is loaded (its items name theirs).
+SUITE_TARGET = "suite"
+_RUN_FIELDS = frozenset(RunSpec.__dataclass_fields__) - {"target", "episodes"}
+
+
+@dataclass(frozen=True, init=False)
 class BenchSpec:
-    """A benchmark run: ``suite`` (a compiled suite folder) with ``agent`` (and ``judge``),
-    each item ``trials`` times, ``slots`` trials side by side in one engine, in each of
-    ``workers`` processes; stored in ``out/magma.db`` under ``name`` (default: the suite's
-    name + the agent); the same name resumes it."""
+    """A benchmark run: ``suite`` (a compiled suite folder), each item ``trials`` times, with
+    the run-shaped part ``run`` (a :class:`RunSpec`: ``agent``, ``judge``, ``slots`` trials side
+    by side in one engine, in each of ``workers`` processes, ``seed``, ``out``, ``name``,
+    ``backend``, ``limits``, ``ray``, the model options ``agent_options``/``judge_options``);
+    its target and episodes come from the suite.
+
+    ``BenchSpec(suite, trials=2, agent="trace", slots=2)`` builds the ``RunSpec`` part from
+    its fields, ``BenchSpec(suite, trials=2, run=RunSpec(...))`` takes one; either way
+    ``spec.agent`` and the other fields read the part. Stored in ``out/magma.db`` under
+    ``name`` (default: the suite's name + the agent); the same name resumes it."""
 
     suite: Path
-    agent: str = "trace"
-    judge: str | None = None
-    trials: int = 1
-    slots: int = 1
-    workers: int = 1
-    seed: int = 0
-    out: Path = Path("runs")
-    name: str | None = None
-    backend: str = "auto"
-    limits: LoopLimits = field(default_factory=LoopLimits)
-    ray: RayCluster | None = None  # run the engine groups in actors on this Ray cluster
+    trials: int
+    run: RunSpec
+
+    def __init__(self, suite: str | Path, trials: int = 1, run: RunSpec | None = None,
+                 **run_fields: Any) -> None:
+        unknown = set(run_fields) - _RUN_FIELDS
+        if unknown:
+            raise TypeError(f"BenchSpec got unexpected fields {sorted(unknown)}")
+        if run is None:
+            run = RunSpec(SUITE_TARGET, **run_fields)
+        elif run_fields:
+            run = dataclasses.replace(run, **run_fields)
+        if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
+            raise UserError(f"trials must be a positive integer, got {trials!r}")
+        object.__setattr__(self, "suite", Path(suite))
+        object.__setattr__(self, "trials", trials)
+        object.__setattr__(self, "run", run)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _RUN_FIELDS:
+            return getattr(self.run, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def config(self) -> dict[str, Any]:
-        return {"agent": self.agent, "judge": self.judge, "trials": self.trials,
-                "seed": self.seed, "suite_dir": str(self.suite)}
+        run = self.run
+        config = {"agent": run.agent, "judge": run.judge, "trials": self.trials,
+                  "seed": run.seed, "suite_dir": str(self.suite)}
+        if run.agent_options:
+            config["agent_options"] = run.agent_options
+        model = model_facts(run.agent, run.agent_options)
+        if model is not None:
+            config["model"] = model
+        return config
 
 
 @dataclass
@@ -74,13 +102,6 @@ class BenchResult:
     failures: list[str] = field(default_factory=list)  # one line per lost attempt
 
 
-def _check(spec: BenchSpec) -> None:
-    for key in ("trials", "slots", "workers"):
-        value = getattr(spec, key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise UserError(f"{key} must be a positive integer, got {value!r}")
-
-
 def item_facts(item: dict[str, Any]) -> dict[str, Any]:
     """What the report needs of an item (kept with the benchmark run in the store)."""
     meta = item["metadata"]
@@ -90,28 +111,26 @@ def item_facts(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def bench_name(spec: BenchSpec, suite: Suite) -> str:
-    """The benchmark run's name: ``spec.name`` or ``<suite>-<agent kind>``."""
-    if spec.name:
-        return check_run_name(spec.name)
-    agent = "".join(c if c.isalnum() or c in "_.-" else "-" for c in spec.agent)
+    """The benchmark run's name: ``spec.run.name`` or ``<suite>-<agent kind>``."""
+    if spec.run.name:
+        return check_run_name(spec.run.name)
+    agent = "".join(c if c.isalnum() or c in "_.-" else "-" for c in spec.run.agent)
     return check_run_name(f"{suite.name}-{agent}"[:80])
 
 
 def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:
     """Run (or resume) every item of ``spec.suite`` ``spec.trials`` times; see the module."""
     started = time.perf_counter()
-    _check(spec)
     suite = load_suite(spec.suite)
     name = bench_name(spec, suite)
     notify = progress or (lambda event, payload: None)
-    check_items(suite.items, spec.judge)
-    with open_bench_store(spec.out) as store:
+    check_items(suite.items, spec.run.judge, spec.run.judge_options)
+    with open_bench_store(spec.run.out) as store:
         store.open_bench(name, suite.name, suite.fingerprint,
                          spec.config() | {"items": [item_facts(i) for i in suite.items]})
-        run_spec = RunSpec(suite.items[0]["scenario"], agent=spec.agent, judge=spec.judge,
-                           episodes=len(suite.items) * spec.trials, slots=spec.slots,
-                           workers=spec.workers, seed=spec.seed, out=spec.out,
-                           name=bench_run_name(name), limits=spec.limits, backend=spec.backend)
+        run_spec = dataclasses.replace(spec.run, target=suite.items[0]["scenario"],
+                                       episodes=len(suite.items) * spec.trials,
+                                       name=bench_run_name(name), ray=None)
         store.open_run(run_spec.run_name, suite.name, run_spec.config() | {"bench": name})
         result = BenchResult(name, store.path)
         result.resumed = len(store.finished_episodes(run_spec.run_name))
@@ -170,22 +189,11 @@ def _run_one_group(spec: BenchSpec, suite: Suite, run_spec: RunSpec, store: Benc
         elif event == "notice":
             notify("notice", {"line": str(payload)})
 
-    workers = min(spec.workers, len(episodes))
-    job = GroupJob(run_spec, items, trials, first, min(spec.slots, -(-len(episodes) // workers)),
+    workers = min(spec.run.workers, len(episodes))
+    job = GroupJob(run_spec, items, trials, first, min(spec.run.slots, -(-len(episodes) // workers)),
                    Path(store.path).resolve())
-    errors: list[str] = []
-    if spec.ray is not None:  # actors on a Ray cluster; this process stores the trials
-        errors = episodes_on_ray(spec.ray, functools.partial(run_group, job), episodes,
-                                 slots=job.slots, store=store, run_name=run_spec.run_name,
-                                 listener=listener)
-    elif workers == 1:
-        try:
-            run_group(job, store, episodes, listener)
-        except AgentOutage as exc:
-            errors.append(str(exc))
-    else:
-        target = functools.partial(worker_main, run=worker_run)
-        errors = run_in_workers(job, episodes, workers, listener, target=target)  # type: ignore[arg-type]
+    errors = place(GroupWork(job, store), episodes, listener=listener, workers=spec.run.workers,
+                   ray=spec.run.ray)
     if not errors:
         return False
     blamed = {items[e // trials]["item_id"] for e in in_flight} or {items[episodes[0] // trials]["item_id"]}

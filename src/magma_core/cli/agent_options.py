@@ -1,4 +1,6 @@
-"""The model options shared by ``magma run`` and ``magma serve-agent`` (``--max-tokens``,
+"""The model options shared by every command that talks to a model (``magma run``,
+``magma bench run``, ``magma gen``, ``magma serve-agent``; the judge reads the config file's
+``[judge]`` table) (``--max-tokens``,
 ``--tool-choice``, ... and ``--agent-config FILE``); see :mod:`magma_core.agents.chat_options`.
 Flags win over the config file."""
 
@@ -9,6 +11,7 @@ import json
 from typing import Any
 
 from magma_core.agents.chat_options import (
+    CONSTRAIN_MODES,
     PROMPT_STYLES,
     REPORT_ROLES,
     TOOL_CHOICES,
@@ -29,6 +32,9 @@ FLAGS = {
     "extra_body": "extra_body",
     "prompt_style": "prompt_style",
     "report_role": "report_role",
+    "stage_decoding": "stage_aware",
+    "constrain": "constrain",
+    "stream_cap": "stream",
 }
 
 
@@ -73,8 +79,19 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--report-role", choices=REPORT_ROLES, default=None,
                        help="environment reports as tool messages (default) or user messages "
                        "(for chat templates that drop tool messages)")
+    group.add_argument("--stage-decoding", choices=("on", "off"), default=None,
+                       help="decode for each stage: only its callable tools, a tool call required "
+                       "in action stages (default on)")
+    group.add_argument("--constrain", choices=CONSTRAIN_MODES, default=None,
+                       help="constrain replies by a JSON schema of the stage's tool calls: "
+                       "json_object (llama-cpp-python), json_schema (OpenAI, vLLM, llama-server); "
+                       "default off")
+    group.add_argument("--stream-cap", choices=("on", "off"), default=None,
+                       help="stream replies and stop reading past --max-tokens, for servers "
+                       "that ignore it (default off)")
     group.add_argument("--agent-config", default=None,
-                       help="a TOML or JSON file of these options (flags win over it)")
+                       help="a TOML or JSON file of these options (flags win over it); its "
+                       "[judge] table, if any, holds the judge's")
 
 
 def chat_options_from(args: argparse.Namespace) -> ChatOptions:
@@ -83,6 +100,18 @@ def chat_options_from(args: argparse.Namespace) -> ChatOptions:
     try:
         base = ChatOptions.from_file(args.agent_config) if getattr(args, "agent_config", None) else ChatOptions()
         given = {field: getattr(args, flag) for flag, field in FLAGS.items() if getattr(args, flag, None) is not None}
+        given = {k: (v == "on") if k in ("stage_aware", "stream") else v for k, v in given.items()}
         return ChatOptions(**given).merged_over(base)
+    except ChatOptionsError as exc:
+        raise CliError(str(exc)) from None
+
+
+def judge_options_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The judge's model options: the ``[judge]`` table of ``--agent-config`` (none without
+    one); a bad value is a one-line ``CliError``."""
+    if not getattr(args, "agent_config", None):
+        return {}
+    try:
+        return ChatOptions.from_file(args.agent_config, table="judge").given()
     except ChatOptionsError as exc:
         raise CliError(str(exc)) from None

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.run import non_negative_int, positive_int, run_name
 from magma_core.cli.video import VIDEO_CHOICES
@@ -42,8 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", type=run_name, default=None, help="benchmark run name; same name resumes")
     p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
+    p.add_argument("--max-decisions", type=positive_int, default=None,
+                   help="decision cap per trial (default: magma run's, 60)")
     p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
+    add_agent_options(p)
     add_ray_option(p)
     p.set_defaults(func=run_command)
     p = bench.add_parser("report", help="metrics of benchmark runs: tables, --html, --json")
@@ -83,13 +87,19 @@ def run_command(args: Any) -> int:
             console.print(f"{payload['item']} trial {payload['trial']}: {payload['status']}")
         elif event == "outage":
             console.print(f"[yellow]{payload['item']}: attempt {payload['attempts']} lost: {payload['error']}")
+        elif event == "notice":
+            console.print(f"agent: {payload['line']}", highlight=False, markup=False)
         elif event == "given_up":
             console.print(f"[red]{payload['item']}: given up after 3 infrastructure failures")
 
-    spec = BenchSpec(args.suite, agent=args.agent, judge=args.judge, trials=args.trials,
+    from magma_core.runs import LoopLimits
+
+    limits = LoopLimits() if args.max_decisions is None else LoopLimits(max_decisions=args.max_decisions)
+    spec = BenchSpec(args.suite, limits=limits, agent=args.agent, judge=args.judge, trials=args.trials,
                      slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
                      ray=ray_cluster_from(args, actors=args.workers),
-                     name=args.name, backend=args.backend)
+                     name=args.name, backend=args.backend,
+                     agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args))
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from magma_core.cli import CliError
@@ -63,6 +64,8 @@ def export(args: argparse.Namespace) -> int:
         report = write_export(forest, settings, output)
     except (OSError, RuntimeError) as exc:
         raise CliError(f"cannot write the export to {output}: {exc}") from None
+    for warning in report.warnings:
+        print(f"magma: warning: {warning}", file=sys.stderr)
     what = "unchanged, skipped" if report.skipped else "written"
     rows = ", ".join(f"{split} {n}" for split, n in report.rows.items())
     print(f"{args.format} export of {args.name} {what}: {rows} rows in {output} ({len(report.files)} files + manifest.json)")

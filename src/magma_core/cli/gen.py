@@ -13,6 +13,7 @@ from typing import Any
 
 from magma_core.cli import CliError
 from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.ray_option import ray_cluster_from
 from magma_core.cli.run import (
     non_negative_float,
     non_negative_int,
@@ -60,163 +61,115 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=gen)
 
 
+def spec_from_args(args: argparse.Namespace) -> Any:
+    """The ``GenSpec`` the options describe."""
+    from magma_core.gen import GenSpec
+    from magma_core.runs import LoopLimits, Pacing
+
+    return GenSpec(
+        target=args.target, agent=args.agent, judge=args.judge, branches=args.branches,
+        slots=args.slots, max_per_stage=args.max_per_stage, max_nodes=args.max_nodes,
+        trees=args.trees, seed=args.seed, limits=LoopLimits(max_decisions=args.max_decisions),
+        name=args.name, out=args.out, backend=args.backend, randomized=args.randomized,
+        agent_options=chat_options_from(args).given(),
+        pacing=Pacing(concurrency=args.concurrency, batch_window=args.batch_window),
+        agent_timeout=args.agent_timeout, ray=ray_cluster_from(args),
+    )
+
+
 def gen(args: argparse.Namespace) -> int:
+    # Imported here: `magma --help` and the other commands never pay for the engine.
     from magma_core.cli.display import make_console
-    from magma_core.gen import Generator, GenSettings
-    from magma_core.gen.assembly import prepare_generation
-    from magma_core.runs import AgentOutage, Pacing
-    from magma_core.runs.assembly import open_executor
-    from magma_core.store import open_generation_store
+    from magma_core.gen import generate
 
     console = make_console()
     started = time.perf_counter()
-    name = args.name or f"gen-{args.target}"
-    settings = GenSettings(
-        branches=args.branches, max_per_stage=args.max_per_stage, max_nodes=args.max_nodes,
-        trees=args.trees, seed=args.seed, max_decisions=args.max_decisions,
-    )
-    pacing = Pacing(concurrency=args.concurrency, batch_window=args.batch_window)
-    shape = {**settings.shape(), "randomized": args.randomized}
-    config = {**shape, "agent": args.agent, "slots": args.slots, "max_nodes": args.max_nodes,
-              "trees": args.trees, **({"ray": True} if args.ray is not None else {})}
-    parts = prepare_generation(
-        args.target, args.agent, judge=args.judge, seed=args.seed, trees=args.trees,
-        randomized=args.randomized, agent_options=chat_options_from(args).given(),
-        agent_timeout=args.agent_timeout,
-    )
-    store = open_generation_store(args.out)
-    try:
-        try:
-            stored = store.open_generation(name, args.target, config)
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
-        before = {"randomized": False, **stored["config"]}
-        changed = {k: (before[k], v) for k, v in shape.items() if k in before and before[k] != v}
-        if changed:
-            raise CliError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
-                           "choose another --name")
-        if args.ray is not None:
-            if store.trees(name) and not before.get("ray"):
-                raise CliError(f"generation {name!r} was grown without --ray: resume it without --ray "
-                               "(with --ray a stored tree counts as finished)")
-            parts.agent.close()  # the actors build their own
-            return _gen_on_ray(args, console, store, name, settings, pacing, config, started)
-        executor = open_executor(parts.task, args.slots, args.seed, parts.judge, args.backend)
-    except BaseException:
-        parts.agent.close()
-        store.close()
-        raise
-    console.print(f"[bold]magma gen[/] {args.target} as {name!r}: B={settings.branches} "
-                  f"slots={args.slots} K={settings.max_per_stage} M={settings.max_nodes} T={settings.trees}"
-                  + (" randomized" if args.randomized else ""))
-    progress = _Progress(console, settings, executor.num_slots)
-    try:
-        generator = Generator(parts.task, parts.agent, executor, store, name, settings,
-                              listener=progress, trees=parts.trees, pacing=pacing)
-        try:
-            summary = generator.run()
-        except AgentOutage as exc:
-            raise CliError(f"{exc}; what is stored stays: the same command resumes") from None
-        store.update_generation(name, config, finished=True)
-        progress.done()
-        console.print(tree_table(store, name))
-        console.print(
-            f"{summary['candidates']} candidates, {summary['situations']} situations, "
-            f"{summary['successes']} successful branches; {summary['executed']} executed now in "
-            f"{time.perf_counter() - started:.1f}s (snapshot save/restore "
-            f"{summary['snapshot_s'] + summary['restore_s']:.2f}s). Store: {args.out / 'magma.db'}"
-        )
-    finally:
-        executor.close()
-        parts.agent.close()
-        store.close()
-    return 0
-
-
-def _gen_on_ray(args: argparse.Namespace, console: Any, store: Any, name: str, settings: Any,
-                pacing: Any, config: dict[str, Any], started: float) -> int:
-    """The trees not yet stored, grown on ``--ray``'s cluster (see :mod:`magma_core.gen.ray_trees`)."""
-    from magma_core.cli.ray_option import ray_cluster_from
-    from magma_core.gen.ray_trees import TreeJob, grow_on_ray, tree_budget
-
-    job = TreeJob(args.target, args.agent, args.judge, settings, args.randomized,
-                  chat_options_from(args).given(), args.agent_timeout, args.slots, args.backend, pacing)
-    console.print(f"[bold]magma gen --ray[/] {args.target} as {name!r}: B={settings.branches} "
-                  f"slots={args.slots} per actor K={settings.max_per_stage} "
-                  f"M={tree_budget(settings.max_nodes, settings.trees)} per tree T={settings.trees}"
-                  + (" randomized" if args.randomized else ""))
-
-    def listener(event: str, note: Any, payload: Any) -> None:
-        if event == "warning":
-            console.print(f"[yellow]warning:[/] {payload}")
-
-    def on_tree(tree: int, grown: Any) -> None:
-        console.print(f"tree {tree}: {len(grown.candidates)} candidates, "
-                      f"{len(grown.situations)} situations stored")
-
-    try:
-        failures = grow_on_ray(ray_cluster_from(args), job, store, name, listener, on_tree)
-        for line in failures:
-            console.print(f"[red]error:[/] {line}")
-        store.update_generation(name, config, finished=not failures)
-        console.print(tree_table(store, name))
-        counts = store.counts(name)
+    display = _Display(console, args.target)
+    result = generate(spec_from_args(args), display)
+    display.done()
+    ray = args.ray is not None
+    if result.failures and not ray:  # the agent could not be reached
+        raise CliError(f"{result.failures[0]}; what is stored stays: the same command resumes")
+    for line in result.failures:
+        console.print(f"[red]error:[/] {line}")
+    console.print(tree_table(result.name, result.trees))
+    counts = result.counts
+    if ray:
         console.print(f"{counts['candidates']} candidates, {counts['situations']} situations, "
                       f"{counts['successes']} successful branches in "
-                      f"{time.perf_counter() - started:.1f}s. Store: {args.out / 'magma.db'}")
-    finally:
-        store.close()
-    if failures:
-        raise CliError(f"{len(failures)} Ray failure(s); what is stored stays: the same command resumes")
+                      f"{time.perf_counter() - started:.1f}s. Store: {result.store_path}")
+    else:
+        console.print(
+            f"{counts['candidates']} candidates, {counts['situations']} situations, "
+            f"{counts['successes']} successful branches; {result.executed} executed now in "
+            f"{time.perf_counter() - started:.1f}s (snapshot save/restore "
+            f"{result.snapshot_s:.2f}s). Store: {result.store_path}"
+        )
+    if result.failures:
+        raise CliError(f"{len(result.failures)} Ray failure(s); what is stored stays: the same "
+                       "command resumes")
     return 0
 
 
-class _Progress:
-    """A live line: trees, candidates, successes, slots."""
+class _Display:
+    """The generation's listener: the header, a live line (trees, candidates, successes,
+    slots) or, with Ray, warnings and a line per stored tree."""
 
-    def __init__(self, console: Any, settings: Any, slots: int) -> None:
-        self.console, self.settings, self.slots = console, settings, slots
+    def __init__(self, console: Any, target: str) -> None:
+        self.console, self.target = console, target
+        self.plan: Any = None
         self.last = 0.0
         self.live = console.is_terminal
 
-    def __call__(self, event: str, payload: dict[str, Any]) -> None:
+    def __call__(self, event: str, subject: Any, payload: Any) -> None:
+        if event == "begin":
+            self.plan = payload
+            self.console.print(_header(self.target, payload))
+        elif event == "warning":
+            self.console.print(f"[yellow]warning:[/] {payload}")
+        elif event == "tree":
+            self.console.print(f"tree {subject}: {len(payload.candidates)} candidates, "
+                               f"{len(payload.situations)} situations stored")
+        elif event == "candidate":
+            self._line(payload)
+
+    def _line(self, payload: dict[str, Any]) -> None:
         now = time.perf_counter()
         if now - self.last < 0.5:
             return
         self.last = now
-        line = (f"trees {self.settings.trees}  nodes {payload['nodes']}/{self.settings.max_nodes}  "
-                f"successes {payload['successes']}  slots busy {payload.get('busy', 0)}/{self.slots}")
+        s = self.plan.settings
+        line = (f"trees {s.trees}  nodes {payload['nodes']}/{s.max_nodes}  "
+                f"successes {payload['successes']}  slots busy {payload.get('busy', 0)}/{self.plan.slots}")
         if self.live:
             self.console.print(line, end="\r")
         else:
             self.console.print(line)
 
     def done(self) -> None:
-        if self.live:
+        if self.live and self.plan is not None and not self.plan.ray:
             self.console.print(" " * 80, end="\r")
 
 
-def tree_table(store: Any, name: str) -> Any:
+def _header(target: str, plan: Any) -> str:
+    s = plan.settings
+    randomized = " randomized" if plan.randomized else ""
+    if plan.ray:
+        return (f"[bold]magma gen --ray[/] {target} as {plan.name!r}: B={s.branches} "
+                f"slots={plan.slots} per actor K={s.max_per_stage} "
+                f"M={plan.tree_budget} per tree T={s.trees}{randomized}")
+    return (f"[bold]magma gen[/] {target} as {plan.name!r}: B={s.branches} "
+            f"slots={plan.slots} K={s.max_per_stage} M={s.max_nodes} T={s.trees}{randomized}")
+
+
+def tree_table(name: str, trees: list[Any]) -> Any:
     """Per tree: seed, situations, candidates, successes, invalid answers, best score."""
     from rich.table import Table
-
-    from magma_core.gen import scores as sc
 
     table = Table(title=f"generation {name}")
     for column in ("tree", "seed", "situations", "candidates", "successes", "invalid", "depth", "best score"):
         table.add_column(column, justify="right")
-    situations = store.situations(name)
-    candidates = store.candidates(name)
-    roots = {s.tree: s.id for s in situations if s.parent is None}
-    for tree in store.trees(name):
-        t = tree["tree"]
-        mine = [c for c in candidates if c.tree == t]
-        best = max((sc.score(sc.results_from_json(c.score)) for c in mine
-                    if c.score and c.situation == roots.get(t)), default=0.0)
-        table.add_row(
-            str(t), str(tree["seed"]), str(sum(s.tree == t for s in situations)), str(len(mine)),
-            str(sum(c.episode_status == "success" for c in mine)),
-            str(sum(c.status == "invalid" for c in mine)),
-            str(max((s.depth for s in situations if s.tree == t), default=0)), f"{best:.3f}",
-        )
+    for t in trees:
+        table.add_row(str(t.tree), str(t.seed), str(t.situations), str(t.candidates),
+                      str(t.successes), str(t.invalid), str(t.depth), f"{t.best_score:.3f}")
     return table

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
 from magma_core.cli.display import (
     EpisodeProgress,
     make_console,
@@ -166,6 +166,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         backend=args.backend,
         randomized=args.randomized,
         agent_options=chat_options_from(args).given(),
+        judge_options=judge_options_from(args),
         pacing=Pacing(concurrency=args.concurrency, batch_window=args.batch_window,
                       lockstep=args.schedule == "lockstep"),
         agent_timeout=args.agent_timeout,

@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from magma_core.cli.repl_parser import ReplCommand, ReplSyntaxError, parse_command
 from magma_core.cli.run import add_skills_option, non_negative_int, positive_int
+
+if TYPE_CHECKING:
+    from magma_core.simulation.executor.engine import Engine
 
 PROMPT = "magma> "
 HELP = """commands:
@@ -66,10 +69,14 @@ class Repl:
     """Reads commands and prints, per slot, the tool status, the stage verification (-1/0/1),
     the next stage and whether the task is finished."""
 
-    def __init__(self, executor: Any, out: TextIO, notice: str = "") -> None:
+    def __init__(self, executor: Engine, out: TextIO, notice: str = "") -> None:
         self.executor = executor
         self.out = out
         self.notice = notice
+
+    def _tools(self) -> list[dict[str, Any]]:
+        """The tool schema the engine's slots offer (slot 0's: every slot runs one task)."""
+        return self.executor.agent_view(0).tools
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
@@ -79,7 +86,7 @@ class Repl:
         line editing and history (``readline``) when ``lines`` is ``sys.stdin``; Ctrl-C at
         the prompt drops the line typed so far."""
         robots = self.executor.robot_names
-        self.say(f"testing {self.executor.task.name} on {self.executor.num_slots} slot(s); "
+        self.say(f"testing {self.executor.task_of(0).name} on {self.executor.num_slots} slot(s); "
                  f"robots: {', '.join(robots)}; type help")
         if len(robots) > 1:
             self.say(self.robot_hint())
@@ -131,7 +138,7 @@ class Repl:
 
     def complete(self, text: str, state: int) -> str | None:
         """``readline`` completer: the ``state``-th command starting with ``text``."""
-        tools = [f"{t['name']}(" for t in self.executor.tool_descriptions]
+        tools = [f"{t['name']}(" for t in self._tools()]
         robots = self.executor.robot_names
         if len(robots) > 1:
             tools = [f"{robot}.{tool}" for robot in robots for tool in tools]
@@ -141,7 +148,7 @@ class Repl:
 
     def robot_hint(self) -> str:
         robots = self.executor.robot_names
-        tools = [t["name"] for t in self.executor.tool_descriptions] or ["tool"]
+        tools = [t["name"] for t in self._tools()] or ["tool"]
         return (f"this preset has {len(robots)} robots: prefix each call with its robot, "
                 f"e.g. {robots[0]}.{tools[0]}(...)")
 
@@ -214,7 +221,7 @@ class Repl:
 
     def describe_stage(self, view: Any, limits: bool = False) -> str:
         """``k/n (kind): goal``; with ``limits``, the stage's target and maximum tool calls."""
-        stage = self.executor.stages[view.stage_index]
+        stage = self.executor.stages_for()[view.stage_index]
         kind = "text-only" if view.text_only else "action"
         if limits:
             kind += f", target {stage.target_tool_calls}, max {stage.max_tool_calls}"
@@ -231,7 +238,7 @@ class Repl:
             self.say(f"[slot {slot}] instruction: {_shown(view)}")
 
     def show_tools(self) -> None:
-        for tool in self.executor.tool_descriptions:
+        for tool in self._tools():
             params = ", ".join(
                 f"{name}: {spec.get('type', 'str')}{'' if spec.get('required', True) else '?'}"
                 for name, spec in tool["parameters"].items()

@@ -16,7 +16,13 @@ import random
 from typing import Any
 
 from magma_core.agents.base import robot_names
-from magma_core.agents.openai_chat import DEFAULT_SYSTEM_PROMPT, tool_schemas, turn_messages
+from magma_core.agents.chat_prompt import (
+    DEFAULT_SYSTEM_PROMPT,
+    RAW_SYSTEM_PROMPT,
+    system_content,
+    tool_schemas,
+    turn_messages,
+)
 from magma_core.export.rows import Candidate, Situation
 
 
@@ -37,17 +43,22 @@ def shuffled_input(agent_input: dict[str, Any], seed: int, key: str) -> dict[str
     return out
 
 
-def system_message(agent_input: dict[str, Any], robots: list[str], robot_param: str | None) -> dict[str, Any]:
+def model_view(forest: Any) -> dict[str, str]:
+    """How the source's model saw its conversation: ``prompt_style`` and ``report_role`` from
+    the agent options stored with the run or generation (the agent's defaults otherwise)."""
+    config = (forest.sources[0].get("config") if forest.sources else None) or {}
+    options = config.get("agent_options") if isinstance(config.get("agent_options"), dict) else {}
+    style = options.get("prompt_style") if options.get("prompt_style") in ("compact", "raw") else "compact"
+    role = options.get("report_role") if options.get("report_role") in ("tool", "user") else "tool"
+    return {"prompt_style": style, "report_role": role}
+
+
+def system_message(agent_input: dict[str, Any], robots: list[str], robot_param: str | None,
+                   prompt_style: str = "compact") -> dict[str, Any]:
     """The system message as :class:`~magma_core.agents.OpenAIChatAgent` writes it."""
-    lines = [DEFAULT_SYSTEM_PROMPT]
-    if robots:
-        lines.append(f"Robots: {', '.join(robots)}.")
-    if robot_param:
-        lines.append(f"Every tool call must name the robot that executes it in its '{robot_param}' argument.")
+    prompt = DEFAULT_SYSTEM_PROMPT if prompt_style == "compact" else RAW_SYSTEM_PROMPT
     attributes = agent_input.get("attributes") or {}
-    if attributes:
-        lines.append(f"Task attributes: {json.dumps(attributes)}")
-    return {"role": "system", "content": "\n".join(lines)}
+    return {"role": "system", "content": system_content(prompt, prompt_style, robots, robot_param, attributes)}
 
 
 def assistant_message(
@@ -73,19 +84,25 @@ def assistant_message(
 
 
 def conversation(
-    steps: list[tuple[Situation, Candidate]], seed: int, key: str, *, last_assistant: bool = True
+    steps: list[tuple[Situation, Candidate]], seed: int, key: str, *, last_assistant: bool = True,
+    prompt_style: str = "compact", report_role: str = "tool",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(messages, tools)`` for a path of steps. The system message and the tools come from
-    the last step's input (shuffled); with ``last_assistant`` False the last decision is left
-    out (a preference prompt)."""
+    """``(messages, tools)`` for a path of steps, as the model received them: the system
+    message, the tool schemas (enums included) and the reports in the ``prompt_style`` and
+    ``report_role`` the run used (see :func:`model_view`). The system message and the tools
+    come from the last step's input (shuffled); with ``last_assistant`` False the last
+    decision is left out (a preference prompt)."""
     last_input = shuffled_input(steps[-1][0].agent_input, seed, key)
-    robots = robot_names(last_input.get("attributes") or {})
-    tools, wire_names, robot_param = tool_schemas(last_input.get("tools") or [], robots)
-    messages = [system_message(last_input, robots, robot_param)]
+    attributes = last_input.get("attributes") or {}
+    robots = robot_names(attributes)
+    tools, wire_names, robot_param = tool_schemas(last_input.get("tools") or [], robots,
+                                                  attributes if prompt_style == "compact" else None)
+    messages = [system_message(last_input, robots, robot_param, prompt_style)]
     history: list[dict[str, Any]] = []
     for n, (situation, candidate) in enumerate(steps):
         instruction = situation.agent_input.get("instruction") or {}
-        turn = turn_messages(history, instruction.get("type", "user"), instruction.get("content", ""))
+        turn = turn_messages(history, instruction.get("type", "user"), instruction.get("content", ""),
+                             prompt_style, report_role)
         history.extend(turn)
         if n == len(steps) - 1 and not last_assistant:
             break

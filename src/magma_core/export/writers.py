@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from magma_core import __version__
-from magma_core.export.chat import assistant_for, conversation
+from magma_core.export.chat import assistant_for, conversation, model_view
 from magma_core.export.rows import ExportForest
 from magma_core.gen import scores as sc
 
@@ -46,6 +47,7 @@ class ExportReport:
     skipped: bool
     rows: dict[str, int] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # name -> sha256
+    warnings: list[str] = field(default_factory=list)
 
 
 def chat_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str, dict[str, Any]]]:
@@ -54,7 +56,7 @@ def chat_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str,
     rows = []
     for path in forest.kept_paths(kept):
         key = path[-1][1].key
-        messages, tools = conversation(path, settings.shuffle_seed, key)
+        messages, tools = conversation(path, settings.shuffle_seed, key, **model_view(forest))
         rows.append((path[0][0].group, {"id": key, "messages": messages, "tools": tools}))
     return rows
 
@@ -77,7 +79,8 @@ def preference_rows(forest: ExportForest, settings: ExportSettings) -> list[tupl
                     continue
                 key = f"{chosen.key}>{rejected.key}"
                 steps = [*path, (forest.situations[situation], chosen)]
-                prompt, tools = conversation(steps, settings.shuffle_seed, key, last_assistant=False)
+                prompt, tools = conversation(steps, settings.shuffle_seed, key, last_assistant=False,
+                                             **model_view(forest))
                 rows.append((forest.situations[situation].group, {
                     "id": key,
                     "prompt": prompt,
@@ -90,12 +93,27 @@ def preference_rows(forest: ExportForest, settings: ExportSettings) -> list[tupl
     return rows
 
 
+def split_warning(count: int, ratio: float) -> str | None:
+    """Why ``count`` trees at validation ratio ``ratio`` give no validation split (None when
+    they give one, or when none was asked for)."""
+    if ratio <= 0 or count <= 1 or validation_count(count, ratio) > 0:
+        return None
+    return (f"validation ratio {ratio:g} of {count} trees rounds to no validation tree: every tree "
+            f"goes to train (a validation split needs at least {math.ceil(0.5 / ratio)} trees at this ratio)")
+
+
+def validation_count(n: int, ratio: float) -> int:
+    """Validation groups of ``n``: ``n × ratio`` rounded half up, at most n − 1 (so a tiny
+    generation never sends half of itself to validation)."""
+    return 0 if n <= 1 or ratio <= 0 else min(n - 1, math.floor(n * ratio + 0.5))
+
+
 def split_groups(groups: list[str], ratio: float, seed: int) -> tuple[list[str], list[str]]:
-    """``(train, validation)`` groups: ``max(1, round(n × ratio))`` validation groups, at most
-    n − 1, none with a single group; drawn with ``seed``."""
+    """``(train, validation)`` groups: :func:`validation_count` validation groups drawn with
+    ``seed`` (none from a single group, nor when ``n × ratio`` rounds to 0)."""
     groups = sorted(set(groups))
     n = len(groups)
-    count = 0 if n <= 1 or ratio <= 0 else min(n - 1, max(1, round(n * ratio)))
+    count = validation_count(n, ratio)
     order = groups[:]
     random.Random(seed).shuffle(order)
     validation = sorted(order[:count])
@@ -121,9 +139,11 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     signature = hashlib.sha256(json.dumps(
         {"source": source_digest, "settings": settings.__dict__, "producer": __version__}, sort_keys=True
     ).encode()).hexdigest()
+    warning = split_warning(len({g for g, _ in rows}), settings.validation_ratio)
+    warnings = [warning] if warning else []
     if _unchanged(output, signature):
         manifest = json.loads((output / MANIFEST).read_text())
-        return ExportReport(output, True, manifest["rows"], manifest["files"])
+        return ExportReport(output, True, manifest["rows"], manifest["files"], warnings)
     output.mkdir(parents=True, exist_ok=True)
     train_groups, validation_groups = split_groups([g for g, _ in rows], settings.validation_ratio,
                                                    settings.split_seed)
@@ -155,7 +175,7 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     tmp = output / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
     tmp.replace(output / MANIFEST)
-    return ExportReport(output, False, manifest["rows"], files)
+    return ExportReport(output, False, manifest["rows"], files, warnings)
 
 
 def _unchanged(output: Path, signature: str) -> bool:

@@ -6,8 +6,8 @@ situation (an agent input plus the whole-slot snapshot it resumes, which names t
 and vocabulary) is asked for B candidates; each candidate is executed in a free slot restored
 from its situation's snapshot, and its outcome becomes the next situation with its own
 snapshot. One thread owns the trees, the slots and the store; agent requests go through
-``magma run``'s in-flight pipeline (:class:`~magma_core.runs.pipeline.SlotPipeline`, paced by
-a :class:`~magma_core.runs.pipeline.Pacing`: concurrency, batch window, retries of inputs
+``magma run``'s in-flight pipeline (:class:`~magma_core.runs.agent_requests.SlotPipeline`, paced by
+a :class:`~magma_core.runs.agent_requests.Pacing`: concurrency, batch window, retries of inputs
 that got no answer, outage), keyed by situation, so slots execute while the agent thinks.
 
 Scheduling: open situations are asked breadth-first (depth, then tree, then id) while the node
@@ -15,8 +15,9 @@ budget M allows; ready candidates are executed together, up to one per slot, in 
 simulator steps. A candidate that finishes a stage continues only while fewer than K
 continuations started from that stage's finishers (optimal ones at once; others are parked and
 released, best first, when nothing else is left). Branches end at task success, at a failed or
-exceeded stage, at an invalid answer, and at ``magma run``'s loop limits (3 decisions in a row
-without a tool call on an action stage; the decision cap).
+exceeded stage, at an invalid answer, and at ``magma run``'s loop limits
+(:class:`~magma_core.runs.limits.LoopLimits`: decisions in a row without a tool call on an
+action stage; the decision cap).
 
 Every candidate is stored with the situation it led to in one transaction; a killed run loses
 only what was in flight and the same call resumes (see :mod:`magma_core.store.generation_store`).
@@ -28,7 +29,6 @@ import copy
 import heapq
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +36,12 @@ from magma_core.agents.base import Agent, error_output
 from magma_core.gen import scores as sc
 from magma_core.gen.trees import TreeTask, TreeTasks, TreeTraceAgent
 from magma_core.protocol.agent import AgentInput, AgentOutput
+from magma_core.runs.agent_requests import Pacing, SlotPipeline
+from magma_core.runs.events import Listener, no_listener
+from magma_core.runs.limits import NO_ACTION, LoopLimits
 from magma_core.runs.loop import build_input, initial_memory
-from magma_core.runs.pipeline import Pacing, SlotPipeline
 from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
+from magma_core.simulation.executor.engine import Engine
 from magma_core.simulation.executor.snapshots import SlotSnapshot
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.store.generation_store import (
@@ -50,8 +53,6 @@ from magma_core.store.generation_store import (
     NewSituation,
 )
 
-NO_ACTION = "no_action"
-DECISION_CAP = "decision_cap"
 INVALID = "invalid"
 _END_OF = {
     StageState.OPTIMAL: sc.OPTIMAL,
@@ -63,21 +64,22 @@ _END_OF = {
 @dataclass
 class GenSettings:
     """How trees grow. ``branches`` B, ``max_per_stage`` K, ``max_nodes`` M (candidates in
-    all trees), ``trees`` T with seeds ``seed + t``."""
+    all trees), ``trees`` T with seeds ``seed + t``; ``limits``: when a branch ends as an
+    episode of ``magma run`` would (the same :class:`LoopLimits`)."""
 
     branches: int = 2
     max_per_stage: int = 10
     max_nodes: int = 200
     trees: int = 1
     seed: int = 0
-    max_idle_decisions: int = 3
-    max_decisions: int = 60
+    limits: LoopLimits = field(default_factory=LoopLimits)
     single_output: bool = False  # ask once per candidate (also when the agent says so)
 
     def shape(self) -> dict[str, Any]:
         """The settings a resumed generation must keep."""
         return {"branches": self.branches, "max_per_stage": self.max_per_stage, "seed": self.seed,
-                "max_idle_decisions": self.max_idle_decisions, "max_decisions": self.max_decisions}
+                "max_idle_decisions": self.limits.max_idle_decisions,
+                "max_decisions": self.limits.max_decisions}
 
 
 @dataclass
@@ -100,22 +102,20 @@ class _Ready:
     output: AgentOutput
 
 
-Listener = Callable[[str, dict[str, Any]], None]
-
-
 class Generator:
     """Grows the trees of generation ``name`` for ``task`` with ``agent`` on ``executor``.
 
     ``trees``: what each tree runs (default: ``task`` in canonical names); with a randomised
     ``trees`` the executor is used behind the public-vocabulary seam. ``pacing``: how agent
-    requests go out (as for ``magma run``; default one in flight per slot).
+    requests go out (as for ``magma run``; default one in flight per slot). ``listener``
+    sees ``("candidate", tree, counts)`` as each candidate is stored.
     """
 
     def __init__(
         self,
         task: Any,
         agent: Agent,
-        executor: Any,
+        executor: Engine,
         store: GenerationStore,
         name: str,
         settings: GenSettings,
@@ -130,7 +130,7 @@ class Generator:
         self.task, self.agent, self.executor, self.store = task, agent, executor, store
         self.name, self.settings = name, settings
         self.pacing = pacing or Pacing()
-        self.listener = listener or (lambda event, payload: None)
+        self.listener = listener or no_listener
         self.timings = {"restore_s": 0.0, "snapshot_s": 0.0, "submit_s": 0.0, "store_s": 0.0,
                         "agent_wait_s": 0.0}
         self._open: dict[int, _Situation] = {}
@@ -241,7 +241,7 @@ class Generator:
     def run(self) -> dict[str, Any]:
         """Grow every tree until the caps or the branch ends stop it; return the counts.
 
-        Raises :class:`~magma_core.runs.pipeline.AgentOutage` when the agent cannot be reached
+        Raises :class:`~magma_core.runs.agent_requests.AgentOutage` when the agent cannot be reached
         for any waiting situation (see :class:`Pacing`): what is stored stays, and the same
         call resumes."""
         self._load()
@@ -375,7 +375,7 @@ class Generator:
         node = self._open[item.situation]
         episode = self.executor.status(slot)
         acted = not isinstance(decision, DecisionError) and bool(decision.tool_calls)
-        idle = 0 if acted or self._text_only[node.tree][node.stage] else node.idle + 1
+        idle = s.limits.idle_after(node.idle, acted, self._text_only[node.tree][node.stage])
         depth = node.depth + 1
         finished = outcome.stage_success is StageSuccess.FINISH
         if finished:
@@ -386,13 +386,11 @@ class Generator:
             end = sc.ERROR
         else:
             end = sc.ONGOING
-        if episode == "running" and end == sc.ONGOING:
-            if idle >= s.max_idle_decisions:
-                episode, end = NO_ACTION, sc.ERROR
-                self.executor.end_episode(slot, NO_ACTION, f"{idle} decisions without a tool call")
-            elif depth >= s.max_decisions:
-                episode = DECISION_CAP
-                self.executor.end_episode(slot, DECISION_CAP, f"reached the cap of {depth} decisions")
+        limit = s.limits.end_of(idle, depth) if episode == "running" and end == sc.ONGOING else None
+        if limit is not None:  # no action: an error end; the decision cap: a finished branch
+            episode = limit[0]
+            end = sc.ERROR if episode == NO_ACTION else end
+            self.executor.end_episode(slot, *limit)
         child = None
         if episode == "running":
             child = self._new_situation(node.tree, outcome.next_view.stage_index, depth, idle,
@@ -445,9 +443,10 @@ class Generator:
         self.timings["store_s"] += time.perf_counter() - start
         if complete:
             del self._open[node.id]  # its snapshot is no longer needed in memory
-        self.listener("candidate", {"tree": node.tree, "status": row.status,
-                                    "episode": row.episode_status, "nodes": self._next_candidate,
-                                    "successes": self.successes, "busy": self.busy})
+        self.listener("candidate", node.tree, {"tree": node.tree, "status": row.status,
+                                               "episode": row.episode_status,
+                                               "nodes": self._next_candidate,
+                                               "successes": self.successes, "busy": self.busy})
 
     def _release_parked(self) -> bool:
         """Open parked stage finishers where a stage has fewer than K continuations."""

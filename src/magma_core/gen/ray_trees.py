@@ -1,11 +1,12 @@
 """``magma gen --ray``: generation trees grown in engine actors on a Ray cluster.
 
-The unit of work is one tree. Each actor builds its generation as ``magma gen`` does
-(:func:`~magma_core.gen.assembly.prepare_generation`, one engine of ``slots`` slots) and, for
+The unit of work is one tree. Each actor builds its generation from the ``GenSpec`` as
+``magma gen`` does (:func:`~magma_core.gen.entry.prepare`, one engine of ``slots`` slots) and, for
 each tree the driver hands it (:func:`~magma_core.runs.ray_driver.drive_units`), runs the
-same :class:`~magma_core.gen.generator.Generator` for that one tree (seed ``seed + t``, node
+same :func:`~magma_core.gen.entry.grow_here` as ``magma gen`` for that one tree (seed ``seed + t``, node
 budget ``ceil(M / T)``) against a private store on a temporary SQLite file, then sends the
-tree's rows back. The driver alone writes them into the real store, one tree per transaction,
+tree's rows back (:class:`~magma_core.gen.entry.TreeWork` places them through
+:func:`magma_core.runs.placement.place`). The driver alone writes them into the real store, one tree per transaction,
 with fresh ids: a stored tree is finished and skipped on resume; a tree in flight when the
 driver dies, or lost with its actor, is grown again.
 """
@@ -19,13 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from magma_core.gen.assembly import prepare_generation
-from magma_core.gen.generator import Generator, GenSettings
+from magma_core.gen.assembly import GenParts
+from magma_core.gen.entry import grow_here, prepare
+from magma_core.gen.spec import GenSpec
 from magma_core.runs.assembly import open_executor
-from magma_core.runs.pipeline import Pacing
 from magma_core.runs.ray_actors import Channel
-from magma_core.runs.ray_cluster import RayCluster, connect
-from magma_core.runs.ray_driver import Listener, actor_count, drive_units, split
+from magma_core.simulation.executor.engine import Engine
 from magma_core.store.generation_store import CandidateRow, GenerationStore, NewSituation
 
 PRIVATE = "tree"  # the generation's name in an actor's private store
@@ -50,29 +50,16 @@ class GrownTree:
 
 @dataclass(frozen=True)
 class TreeJob:
-    """An actor's job (see :mod:`magma_core.runs.ray_actors`): grow the trees it is handed.
-    Plain values only: the actor assembles its own generation and engine from them."""
+    """An actor's job (see :mod:`magma_core.runs.ray_actors`): grow the trees of ``spec`` it
+    is handed. Plain values only: the actor assembles its own generation and engine from them."""
 
-    target: str
-    agent: str
-    judge: str | None
-    settings: GenSettings
-    randomized: bool
-    agent_options: dict[str, Any]
-    agent_timeout: float | None
-    slots: int
-    backend: str
-    pacing: Pacing
+    spec: GenSpec
 
     def run(self, index: int, units: Iterator[Any], channel: Channel) -> None:
-        parts = prepare_generation(
-            self.target, self.agent, judge=self.judge, seed=self.settings.seed,
-            trees=self.settings.trees, randomized=self.randomized,
-            agent_options=self.agent_options, agent_timeout=self.agent_timeout,
-        )
+        spec = self.spec
+        parts = prepare(spec)
         try:
-            executor = open_executor(parts.task, self.slots, self.settings.seed, parts.judge,
-                                     self.backend)
+            executor = open_executor(parts.task, spec.slots, spec.seed, parts.judge, spec.backend)
             try:
                 for tree in units:
                     channel.send(("result", tree, self.grow(parts, executor, tree)))
@@ -81,18 +68,16 @@ class TreeJob:
         finally:
             parts.agent.close()
 
-    def grow(self, parts: Any, executor: Any, tree: int) -> GrownTree:
+    def grow(self, parts: GenParts, executor: Engine, tree: int) -> GrownTree:
         """Tree ``tree`` alone, as tree 0 of a one-tree generation in a temporary store."""
-        settings = dataclasses.replace(
-            self.settings, trees=1, seed=self.settings.seed + tree,
-            max_nodes=tree_budget(self.settings.max_nodes, self.settings.trees),
-        )
+        spec = self.spec
+        settings = dataclasses.replace(spec.settings(), trees=1, seed=spec.seed + tree,
+                                       max_nodes=tree_budget(spec.max_nodes, spec.trees))
         with tempfile.TemporaryDirectory(prefix="magma-gen-tree-") as folder:
             store = GenerationStore(Path(folder) / "tree.db")
             try:
-                store.open_generation(PRIVATE, self.target, {})
-                Generator(parts.task, parts.agent, executor, store, PRIVATE, settings,
-                          trees=parts.trees, pacing=self.pacing).run()
+                store.open_generation(PRIVATE, spec.target, {})
+                grow_here(parts, executor, store, PRIVATE, settings, spec.pacing)
                 return _rows(store)
             finally:
                 store.close()
@@ -133,29 +118,3 @@ def store_tree(store: GenerationStore, name: str, tree: int, grown: GrownTree) -
     ]
     store.add_grown_tree(name, tree, grown.seed, grown.tools, situations, candidates,
                          task=grown.task, vocabulary=grown.vocabulary)
-
-
-def grow_on_ray(cluster: RayCluster, job: TreeJob, store: GenerationStore, name: str,
-                listener: Listener, on_tree: Any = None) -> list[str]:
-    """Grow the trees of ``job`` not yet in generation ``name`` of ``store`` on ``cluster``
-    (``--concurrency`` split across the actors); each tree is stored as it ends and passed
-    to ``on_tree(tree, grown)``. Returns failure lines."""
-    stored = {t["tree"] for t in store.trees(name)}
-    todo = [t for t in range(job.settings.trees) if t not in stored]
-    if not todo:
-        return []
-    connect(cluster)
-    actors = actor_count(cluster, len(todo), job.pacing.concurrency, listener)
-    shares = split(job.pacing.concurrency, actors)
-
-    def make_job(seat: int) -> TreeJob:
-        return dataclasses.replace(job, pacing=dataclasses.replace(job.pacing,
-                                                                   concurrency=shares[seat]))
-
-    def save(tree: Any, grown: Any) -> None:
-        store_tree(store, name, tree, grown)
-        if on_tree is not None:
-            on_tree(tree, grown)
-
-    return drive_units(make_job, todo, actors=actors, listener=listener, on_result=save,
-                       unit_word="tree")

@@ -8,6 +8,7 @@ from typing import Any
 
 from magma_core.agents._http import clip
 from magma_core.agents.chat_client import ChatClient, ChatError
+from magma_core.agents.chat_options import ChatOptions
 from magma_core.agents.spec import AgentSpecError, parse_spec
 from magma_core.judge.base import EMPTY_ANSWER_REASON, AcceptAllJudge, Judge, Verdict
 from magma_core.text_safety import safe_text
@@ -18,6 +19,8 @@ SYSTEM_PROMPT = (
     'object: {"explanation": "<one or two sentences>", "verdict": true or false}.'
 )
 INVALID_REASON = "The text-only answer could not be validated because the judge returned an invalid response: {}"
+#: The model options a judge takes (see :func:`from_spec`).
+JUDGE_OPTIONS = ("max_tokens", "timeout", "retries", "backoff", "seed", "extra_body")
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
@@ -56,8 +59,10 @@ class OpenAIJudge:
         timeout: float = 120.0,
         retries: int = 2,
         backoff: float = 0.5,
+        extra_body: dict[str, Any] | None = None,
         transport: Any = None,
     ) -> None:
+        self.extra_body = dict(extra_body or {})
         self.client = ChatClient(base_url, model, api_key_env=api_key_env, timeout=timeout,
                                  retries=retries, backoff=backoff, transport=transport)
         self.max_attempts = max(1, max_attempts)
@@ -75,7 +80,8 @@ class OpenAIJudge:
         latency, raw, problem = 0.0, "", "no attempt made"
         for attempt in range(1, self.max_attempts + 1):
             try:
-                reply = self.client.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
+                reply = self.client.complete(messages, **{"temperature": 0.0, "max_tokens": self.max_tokens,
+                                                          **self.extra_body})
             except ChatError as exc:
                 latency += exc.latency_s
                 raw, problem = exc.raw, f"{exc.code}: {exc.message}"
@@ -104,11 +110,22 @@ class OpenAIJudge:
         self.client.close()
 
 
-def from_spec(text: str, **options: Any) -> Judge:
-    """``none`` -> :class:`AcceptAllJudge`; ``openai:MODEL[@BASE_URL]`` -> :class:`OpenAIJudge`."""
+def from_spec(text: str, chat_options: ChatOptions | None = None, **options: Any) -> Judge:
+    """``none`` -> :class:`AcceptAllJudge`; ``openai:MODEL[@BASE_URL]`` -> :class:`OpenAIJudge`.
+
+    ``chat_options`` (the ``[judge]`` table of an ``--agent-config`` file) set the judge's
+    ``max_tokens``, ``timeout``, ``retries``, ``backoff``, ``seed`` and ``extra_body``, as
+    they do an agent's; ``options`` go to the constructor and win over them."""
     if text.strip() == "none":
         return AcceptAllJudge()
     spec = parse_spec(text)
     if spec.kind != "openai":
         raise AgentSpecError(f"unknown judge spec {text!r}: use 'none' or 'openai:MODEL[@BASE_URL]'")
-    return OpenAIJudge(spec.base_url, spec.model, **options)
+    given = chat_options.given() if chat_options is not None else {}
+    refused = sorted(set(given) - set(JUDGE_OPTIONS))
+    if refused:
+        raise AgentSpecError(f"judge option {', '.join(refused)} does not apply to the judge "
+                             f"(it takes {', '.join(JUDGE_OPTIONS)})")
+    taken = {k: v for k, v in given.items() if k in ("max_tokens", "timeout", "retries", "backoff")}
+    extra = {k: given[k] for k in ("seed",) if k in given} | dict(given.get("extra_body", {}))
+    return OpenAIJudge(spec.base_url, spec.model, **{**taken, "extra_body": extra, **options})

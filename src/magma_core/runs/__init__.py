@@ -6,9 +6,9 @@
 run store (:mod:`magma_core.store`).
 """
 
+from magma_core.runs.agent_requests import Pacing, SlotAnswer, SlotPipeline
 from magma_core.runs.entry import RunPlan, run
 from magma_core.runs.loop import AgentOutage, LoopLimits
-from magma_core.runs.pipeline import Pacing, SlotAnswer, SlotPipeline
 from magma_core.runs.spec import RunResult, RunSpec
 from magma_core.user_error import UserError
 

@@ -71,9 +71,12 @@ def check_task(task: BaseTask, judge: Judge | None, target: str) -> None:
         raise UserError(f"preset {target} is not a valid task: {exc}") from None
 
 
-def build_judge(spec_text: str | None) -> Judge | None:
-    """The judge a ``--judge`` spec names (``none``: accept any non-empty answer), or None."""
-    return None if spec_text is None else judge_from_spec(spec_text)
+def build_judge(spec_text: str | None, options: dict[str, Any] | None = None) -> Judge | None:
+    """The judge a ``--judge`` spec names (``none``: accept any non-empty answer), or None;
+    ``options``: its model options (the ``[judge]`` table of an agent config)."""
+    if spec_text is None:
+        return None
+    return judge_from_spec(spec_text, ChatOptions(**options) if options else None)
 
 
 def build_run_agent(spec_text: str, task: BaseTask, *, check: bool = True,
@@ -126,7 +129,7 @@ def prepare(spec: RunSpec) -> RunParts:
         task = load_task(spec.target)
     else:
         task = _episode_task(episode_tasks, spec.seed, spec.target)
-    judge = build_judge(spec.judge)
+    judge = build_judge(spec.judge, spec.judge_options)
     check_task(task, judge, spec.target)
     if episode_tasks is not None and episode_tasks.is_definition and judge is None:
         for k in range(1, spec.episodes):  # every episode's task, before any episode starts

@@ -8,23 +8,29 @@
     print([s.status for s in result.summaries])
 
 It checks everything first (preset, judge requirement, agent, store, resume settings), then
-runs the pending episodes here or in worker processes, each through
+runs the pending episodes through the one placement seam
+(:func:`magma_core.runs.placement.place`: here, in worker processes or on Ray), each through
 :func:`magma_core.runs.assembly.run_episodes`, and writes ``OUT/NAME.summary.json``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import time
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.runs.agent_requests import AgentOutage
 from magma_core.runs.assembly import RunParts, prepare, run_episodes
-from magma_core.runs.loop import AgentOutage, Listener
-from magma_core.runs.ray_driver import run_on_ray
+from magma_core.runs.events import Listener, no_listener
+from magma_core.runs.placement import Seat, place
+from magma_core.runs.ray_actors import EpisodeJob, spec_episodes
 from magma_core.runs.spec import RunResult, RunSpec, check_resume
-from magma_core.runs.workers import WorkerJob, run_in_workers
+from magma_core.runs.workers import WorkerJob, worker_main
 from magma_core.store import EpisodeSummary, RunStore, open_store
 
 
@@ -35,10 +41,6 @@ class RunPlan:
     name: str
     todo: list[int]  # episode indices to run now
     stored: int  # episodes stored by earlier invocations (a resumed run)
-
-
-def _no_listener(event: str, episode: Any, payload: Any) -> None:
-    return None
 
 
 def run(spec: RunSpec, listener: Listener | None = None) -> RunResult:
@@ -55,7 +57,7 @@ def run(spec: RunSpec, listener: Listener | None = None) -> RunResult:
     any episode starts. An agent outage or a failed worker is reported in
     ``RunResult.failures``: running the same spec again resumes.
     """
-    listener = listener or _no_listener
+    listener = listener or no_listener
     started = time.perf_counter()
     parts = prepare(spec)
     if parts.warning:
@@ -65,15 +67,10 @@ def run(spec: RunSpec, listener: Listener | None = None) -> RunResult:
             name, stored = _open_run(spec, store)
             todo = store.pending_episodes(name, spec.episodes)
             listener("begin", None, RunPlan(name, todo, stored))
-            failures: list[str] = []
-            if todo and spec.ray is not None:
-                parts.close()  # built to check the spec; each Ray actor builds its own
-                failures = run_on_ray(spec, store, todo, listener)
-            elif todo and min(spec.workers, len(todo)) == 1:
-                failures = _run_here(spec, parts, store, len(todo), listener)
-            elif todo:
-                parts.close()  # built to check the spec; each worker builds its own
-                failures = _run_in_workers(spec, store, todo, listener)
+            if todo and (spec.ray is not None or min(spec.workers, len(todo)) > 1):
+                parts.close()  # built to check the spec; each worker or Ray actor builds its own
+            failures = place(_RunWork(spec, parts, store), todo, listener=listener,
+                             workers=spec.workers, ray=spec.ray)
             summaries = [s for s in store.episodes(name) if s.episode < spec.episodes]
             store_path = store.path
     finally:
@@ -94,23 +91,41 @@ def _open_run(spec: RunSpec, store: RunStore) -> tuple[str, int]:
     return name, len(store.finished_episodes(name))
 
 
-def _run_here(spec: RunSpec, parts: RunParts, store: RunStore, todo: int,
-              listener: Listener) -> list[str]:
-    """The pending episodes in this process; a failure line when the agent became unreachable."""
-    try:
-        run_episodes(spec, parts, store, slots=min(spec.slots, todo), listener=listener)
-    except AgentOutage as exc:
-        return [f"stopped: {exc}"]
-    return []
+@dataclass
+class _RunWork:
+    """A run's pending episodes as units of work for :func:`~magma_core.runs.placement.place`."""
 
+    spec: RunSpec
+    parts: RunParts
+    store: RunStore
+    unit_word: str = "episode"
 
-def _run_in_workers(spec: RunSpec, store: RunStore, todo: list[int],
-                    listener: Listener) -> list[str]:
-    """The ``todo`` episodes in worker processes; one line per failed worker."""
-    workers = min(spec.workers, len(todo))
-    job = WorkerJob(spec=spec, slots=min(spec.slots, -(-len(todo) // workers)),
-                    store_path=Path(store.path).resolve())
-    return run_in_workers(job, todo, workers, listener)
+    @property
+    def concurrency(self) -> int | None:
+        return self.spec.pacing.concurrency
+
+    def here(self, units: Sequence[Hashable], listener: Listener) -> list[str]:
+        """The episodes in this process; a failure line when the agent became unreachable."""
+        try:
+            run_episodes(self.spec, self.parts, self.store, slots=min(self.spec.slots, len(units)),
+                         listener=listener)
+        except AgentOutage as exc:
+            return [f"stopped: {exc}"]
+        return []
+
+    def worker_job(self, workers: int, units: Sequence[Hashable]) -> tuple[WorkerJob, Callable[..., None]]:
+        slots = min(self.spec.slots, -(-len(units) // workers))
+        return WorkerJob(spec=self.spec, slots=slots, store_path=Path(self.store.path).resolve()), worker_main
+
+    def actor_job(self, seat: Seat) -> EpisodeJob:
+        slots = min(self.spec.slots, -(-seat.units // seat.actors))
+        pacing = dataclasses.replace(self.spec.pacing, concurrency=seat.concurrency)
+        seat_spec = dataclasses.replace(self.spec, ray=None, pacing=pacing)
+        return EpisodeJob(functools.partial(spec_episodes, seat_spec, slots), slots)
+
+    def on_result(self, episode: Any, payload: Any) -> None:
+        summary, record, rows = payload
+        self.store.save_episode(self.spec.run_name, summary, record, rows)
 
 
 def summary_json(name: str, config: dict[str, Any], summaries: list[EpisodeSummary]) -> dict:

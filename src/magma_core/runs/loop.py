@@ -1,6 +1,6 @@
 """The run loop: episodes through the one engine, K at a time in its slots, with an agent.
 
-Each slot runs its own episode pipeline (:mod:`magma_core.runs.pipeline`): its input (the
+Each slot runs its own episode pipeline (:mod:`magma_core.runs.agent_requests`): its input (the
 engine's view of the slot and the slot's agent memory) goes to the agent as soon as its last
 decision has executed, and its decision is executed as soon as it arrives. Decisions that
 arrive together are executed together in one ``Executor.submit``. ``Pacing(lockstep=True)``
@@ -14,14 +14,16 @@ from __future__ import annotations
 import copy
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from magma_core.agents.base import Agent
 from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput
+from magma_core.runs.agent_requests import AgentOutage, Pacing, SlotAnswer, SlotPipeline
 from magma_core.runs.agent_steps import exchange_of, merge_exchanges
-from magma_core.runs.pipeline import AgentOutage, Pacing, SlotAnswer, SlotPipeline
+from magma_core.runs.events import Listener, no_listener
+from magma_core.runs.limits import DECISION_CAP, NO_ACTION, LoopLimits
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
 from magma_core.simulation.tasks import BaseTask
@@ -29,18 +31,10 @@ from magma_core.store import EpisodeSummary, RunStore, episode_rows, episode_sum
 from magma_core.text_safety import safe_text, safe_value
 
 if TYPE_CHECKING:
-    from magma_core.simulation.executor import Executor
+    from magma_core.simulation.executor.engine import Engine
 
-NO_ACTION = "no_action"
-DECISION_CAP = "decision_cap"
-
-
-@dataclass
-class LoopLimits:
-    """When the loop itself ends an episode."""
-
-    max_idle_decisions: int = 3  # consecutive decisions without a tool call on action stages
-    max_decisions: int = 60  # decisions in one episode
+__all__ = ["DECISION_CAP", "NO_ACTION", "AgentOutage", "EpisodeState", "Listener", "LoopLimits",
+           "RunLoop", "build_input", "decision_of", "initial_memory"]
 
 
 @dataclass
@@ -64,9 +58,6 @@ class EpisodeState:
         return {**totals, "per_decision": self.agent_steps}
 
 
-Listener = Callable[[str, EpisodeState, Any], None]  # (event, episode, payload)
-
-
 def initial_memory(task: BaseTask) -> dict[str, Any]:
     """The agent memory an episode starts with: the task's memory (and history, if any)."""
     situation = task.situation_init
@@ -83,8 +74,16 @@ def instruction_content(view: AgentView) -> str:
     return "\n\n".join(messages) if len(messages) > 1 else view.instruction
 
 
+def stage_key(view: AgentView) -> dict[str, Any]:
+    """``extra_keys["stage"]`` of an input: the stage's ``index``, its ``kind`` (``action`` or
+    ``text_only``) and ``callable_tools`` (None: every tool offered), so an agent can decode
+    for the stage (see ``magma_core.agents.chat_options``)."""
+    return {"index": view.stage_index, "kind": "text_only" if view.text_only else "action",
+            "callable_tools": None if view.callable_tools is None else list(view.callable_tools)}
+
+
 def build_input(slot: int, view: AgentView, memory: dict[str, Any]) -> AgentInput:
-    """The protocol input for one slot's current view."""
+    """The protocol input for one slot's current view (its stage in ``extra_keys["stage"]``)."""
     attributes = copy.deepcopy(view.attributes)
     attributes.setdefault("known_robots", list(view.robot_names))
     return AgentInput(
@@ -93,6 +92,7 @@ def build_input(slot: int, view: AgentView, memory: dict[str, Any]) -> AgentInpu
         tools=view.tools,
         attributes=attributes,
         memory=memory,
+        extra_keys={"stage": stage_key(view)},
     )
 
 
@@ -124,7 +124,7 @@ class RunLoop:
         self,
         task: BaseTask,
         agent: Agent,
-        executor: Executor,
+        executor: Engine,
         store: RunStore,
         run_name: str,
         *,
@@ -143,7 +143,7 @@ class RunLoop:
         self.episodes = episodes
         self.seed = seed
         self.limits = limits or LoopLimits()
-        self.listener = listener or (lambda event, episode, payload: None)
+        self.listener = listener or no_listener
         self.episode_source = episode_source
         self.pacing = pacing or Pacing()
 
@@ -240,7 +240,7 @@ class RunLoop:
             state.agent_steps.append({**entry, "latency_s": round(wait_s, 6),
                                       "decision": state.decisions})
             acted = isinstance(decision, Decision) and bool(decision.tool_calls)
-            state.idle = 0 if acted or views[slot].text_only else state.idle + 1
+            state.idle = self.limits.idle_after(state.idle, acted, views[slot].text_only)
             decisions[slot] = decision
         return self.executor.submit(decisions)
 
@@ -250,15 +250,10 @@ class RunLoop:
             raise AgentOutage(self.executor.record(state.slot).reason)
         if status != "running":
             return True
-        if state.idle >= self.limits.max_idle_decisions:
-            reason = f"{state.idle} consecutive decisions without a tool call on an action stage"
-            self.executor.end_episode(state.slot, NO_ACTION, reason)
-            return True
-        if state.decisions >= self.limits.max_decisions:
-            reason = f"reached the cap of {self.limits.max_decisions} decisions"
-            self.executor.end_episode(state.slot, DECISION_CAP, reason)
-            return True
-        return False
+        end = self.limits.end_of(state.idle, state.decisions)
+        if end is not None:
+            self.executor.end_episode(state.slot, *end)
+        return end is not None
 
     def _finish(self, state: EpisodeState) -> EpisodeSummary:
         record = self.executor.record(state.slot)

@@ -11,29 +11,26 @@ they go back to the front of the queue, for a replacement actor (at most
 ``max_replacements`` in all) or any actor still pulling, each unit at most ``max_attempts``
 times. An actor whose job fails (it raised: a user error, an agent outage) is reported in
 one line and its units in flight are not retried, as with worker processes.
-:func:`run_on_ray` is ``magma run --ray``.
+:func:`magma_core.runs.placement.place` calls it for ``magma run --ray``, ``magma bench run
+--ray`` and ``magma gen --ray``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.runs.ray_actors import EpisodeJob, Job, UnitActor, spec_episodes
-from magma_core.runs.ray_cluster import RayCluster, cluster_cpus, connect, import_ray
-from magma_core.runs.spec import RunSpec
-from magma_core.store import RunStore
+from magma_core.runs.events import Listener
+from magma_core.runs.limits import MAX_ATTEMPTS
+from magma_core.runs.ray_actors import Job, UnitActor
+from magma_core.runs.ray_cluster import RayCluster, cluster_cpus, import_ray
 
 WAIT_S = 1.0  # how long one take() waits for an actor's first message
-MAX_ATTEMPTS = 3  # times a unit is handed out to actors that died with it
 MAX_REPLACEMENTS = 3  # actors started in place of dead ones, in all
 ACTOR_CONCURRENCY = 4  # calls an actor serves at once (take, give, pid, start)
 
-Listener = Callable[[str, Any, Any], None]  # (event, episode note, payload), as RunLoop's
 OnResult = Callable[[Any, Any], None]  # (unit, payload)
 
 
@@ -186,44 +183,3 @@ def actor_count(cluster: RayCluster, units: int, concurrency: int | None,
                  f"not {count}")
         count = cpus
     return max(1, min(count, units, concurrency or units))
-
-
-def run_on_ray(spec: RunSpec, store: RunStore, todo: list[int], listener: Listener) -> list[str]:
-    """The ``todo`` episodes of ``spec`` on ``spec.ray``'s cluster, each actor an engine of
-    ``spec.slots`` slots, ``--concurrency`` split across the actors; the episodes are stored
-    here as they end. Returns failure lines."""
-    assert spec.ray is not None
-    connect(spec.ray)
-    actors = actor_count(spec.ray, len(todo), spec.pacing.concurrency, listener)
-    slots = min(spec.slots, -(-len(todo) // actors))
-    shares = split(spec.pacing.concurrency, actors)
-
-    def make_job(seat: int) -> EpisodeJob:
-        pacing = dataclasses.replace(spec.pacing, concurrency=shares[seat])
-        seat_spec = dataclasses.replace(spec, ray=None, pacing=pacing)
-        return EpisodeJob(functools.partial(spec_episodes, seat_spec, slots), slots)
-
-    return drive_units(make_job, todo, actors=actors, listener=listener,
-                       on_result=_saver(store, spec.run_name))
-
-
-def episodes_on_ray(cluster: RayCluster, run_episodes: Callable[[Any, Any, Any], Any],
-                    episodes: Sequence[int], *, slots: int, store: RunStore, run_name: str,
-                    listener: Listener) -> list[str]:
-    """``episodes`` of the store's run ``run_name`` on ``cluster``: each actor calls
-    ``run_episodes(store, episode_source, listener)`` (picklable; e.g. the benchmark's
-    engine group) with a stand-in store, and this process stores each episode as it ends.
-    Returns failure lines."""
-    connect(cluster)
-    actors = actor_count(cluster, len(episodes), None, listener)
-    job = EpisodeJob(run_episodes, slots)
-    return drive_units(lambda seat: job, episodes, actors=actors, listener=listener,
-                       on_result=_saver(store, run_name))
-
-
-def _saver(store: RunStore, run_name: str) -> OnResult:
-    def save(episode: Any, payload: Any) -> None:
-        summary, record, rows = payload
-        store.save_episode(run_name, summary, record, rows)
-
-    return save

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.agents.chat_options import ChatOptions
+from magma_core.agents.spec import model_facts
+from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.loop import LoopLimits
-from magma_core.runs.pipeline import Pacing
 from magma_core.runs.ray_cluster import RayCluster
 from magma_core.store import EpisodeSummary
 from magma_core.user_error import UserError
@@ -39,7 +40,9 @@ class RunSpec:
     *k*'s seed generates its task. ``randomized``: each episode's agent sees a public
     vocabulary drawn with its seed from the target's randomisation YAML (off by default).
 
-    ``agent``: ``trace``, ``openai:MODEL[@BASE_URL]`` or ``http://HOST:PORT``. ``judge``:
+    ``agent``: ``trace``, ``openai:MODEL[@BASE_URL]`` or ``http://HOST:PORT``, with
+    ``agent_options`` (the fields of a ``ChatOptions``); the judge's are ``judge_options``.
+    The stored config names the model (``model``/``judge_model``: name, endpoint, options). ``judge``:
     None, ``none`` (accept any non-empty answer) or ``openai:MODEL[@BASE_URL]``; a preset with
     judged stages needs one. Episode *k* uses seed ``seed + k``. ``slots`` episodes run side by
     side in one engine, in each of ``workers`` processes. The run is stored in
@@ -64,6 +67,7 @@ class RunSpec:
     skills: tuple[str, ...] | None = None
     randomized: bool = False
     agent_options: dict[str, Any] = field(default_factory=dict)
+    judge_options: dict[str, Any] = field(default_factory=dict)
     pacing: Pacing = field(default_factory=Pacing)
     agent_timeout: float | None = None
     ray: RayCluster | None = None
@@ -84,6 +88,9 @@ class RunSpec:
         if not isinstance(self.agent_options, dict):
             raise UserError("agent_options must be a dict of model options")
         ChatOptions.from_mapping(self.agent_options)  # a bad option is a UserError now
+        if not isinstance(self.judge_options, dict):
+            raise UserError("judge_options must be a dict of model options")
+        ChatOptions.from_mapping(self.judge_options, where="judge options")
         if self.agent_timeout is not None and not self.agent_timeout > 0:
             raise UserError(f"agent_timeout must be a positive number of seconds, got {self.agent_timeout!r}")
         object.__setattr__(self, "out", Path(self.out))
@@ -117,6 +124,13 @@ class RunSpec:
             config["randomized"] = True
         if self.agent_options:
             config["agent_options"] = self.agent_options
+        if self.judge_options:
+            config["judge_options"] = self.judge_options
+        for key, spec, options in (("model", self.agent, self.agent_options),
+                                   ("judge_model", self.judge, self.judge_options)):
+            facts = model_facts(spec, options)
+            if facts is not None:
+                config[key] = facts
         if self.pacing != Pacing():
             config["pacing"] = {k: getattr(self.pacing, k) for k in Pacing.__dataclass_fields__}
         if self.agent_timeout is not None:

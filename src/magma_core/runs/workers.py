@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.runs.assembly import freeze_loaded_objects, prepare, run_episodes
+from magma_core.runs.events import Listener
 from magma_core.runs.spec import RunSpec
 from magma_core.store import RunStore
 from magma_core.user_error import UserError
@@ -44,7 +45,6 @@ from magma_core.user_error import UserError
 PARENT_GONE = (BrokenPipeError, ConnectionResetError, EOFError)
 STOP_GRACE_S = 5.0  # how long a terminated worker may take before it is killed
 
-Listener = Callable[[str, Any, Any], None]  # (event, episode, payload), as RunLoop's
 
 
 @dataclass(frozen=True)

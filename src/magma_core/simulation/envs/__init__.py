@@ -5,6 +5,6 @@ Importing this package imports mani_skill and sapien, and installs the headless
 """
 
 from magma_core.simulation.envs.default_env import DefaultEnv, DefaultMultiAgentEnv
-from magma_core.simulation.envs.sim_batch import SimBatch, Snapshot
+from magma_core.simulation.envs.sim_batch import SimBatch, WorldSnapshot
 
-__all__ = ["DefaultEnv", "DefaultMultiAgentEnv", "SimBatch", "Snapshot"]
+__all__ = ["DefaultEnv", "DefaultMultiAgentEnv", "SimBatch", "WorldSnapshot"]

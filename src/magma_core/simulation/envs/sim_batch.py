@@ -32,14 +32,15 @@ from magma_core.simulation.state import (
     stack_states,
 )
 
-__all__ = ["RobotHandle", "SimBatch", "Snapshot"]
+__all__ = ["RobotHandle", "SimBatch", "WorldSnapshot"]
 
 Actions = torch.Tensor | Mapping[str, torch.Tensor]
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    """One slot's saved env state: a state tree whose leaves have a leading dim of 1.
+class WorldSnapshot:
+    """One slot's saved world (env state only: a state tree whose leaves have a leading dim
+    of 1); the whole slot, engine state included, is the executor's ``SlotSnapshot``.
 
     Holds actors, articulations and ``magma_extra_state`` exactly as read; restoring it with
     :meth:`SimBatch.restore_slot` round-trips them bit for bit.
@@ -48,12 +49,12 @@ class Snapshot:
     state: StateTree
 
     @classmethod
-    def from_state(cls, batched_state: Mapping[str, Any], slot: int) -> Snapshot:
+    def from_state(cls, batched_state: Mapping[str, Any], slot: int) -> WorldSnapshot:
         """Copy row ``slot`` of a batched state (e.g. from :meth:`SimBatch.get_state`)."""
         return cls(select_slot(batched_state, slot))
 
-    def clone(self) -> Snapshot:
-        return Snapshot(clone_state(self.state))
+    def clone(self) -> WorldSnapshot:
+        return WorldSnapshot(clone_state(self.state))
 
 
 class SimBatch:
@@ -207,14 +208,14 @@ class SimBatch:
         for i in idx:
             self._envs[i].set_state_dict(map_state(state, lambda t, i=i: t[i : i + 1]))
 
-    def save_slot(self, slot: int) -> Snapshot:
+    def save_slot(self, slot: int) -> WorldSnapshot:
         """A snapshot of one slot."""
         (slot,) = self._slots([slot])
         if self.backend == "gpu":
-            return Snapshot.from_state(self._envs[0].get_state_dict(), slot)
-        return Snapshot(clone_state(self._envs[slot].get_state_dict()))
+            return WorldSnapshot.from_state(self._envs[0].get_state_dict(), slot)
+        return WorldSnapshot(clone_state(self._envs[slot].get_state_dict()))
 
-    def restore_slot(self, slot: int, snapshot: Snapshot) -> None:
+    def restore_slot(self, slot: int, snapshot: WorldSnapshot) -> None:
         """Put ``snapshot`` back into ``slot`` (any slot of this batch's env id)."""
         (slot,) = self._slots([slot])
         if self.backend == "gpu":

@@ -17,7 +17,7 @@ decisions of several slots in the same simulator steps and returns each slot's
         if outcomes[0].next_view.episode_over:
             print(executor.record(0).to_dict()["status"])
 
-The per-decision pipeline is in ``pipeline`` (plain functions), tool batches in ``batch``,
+The per-decision steps are in ``decision_steps`` (plain functions), tool batches in ``batch``,
 stage checks in ``verification``, what the agent sees in ``views``, the motion seam in
 ``motion`` and what the engine needs from a simulator in ``simulator``.
 """
@@ -32,9 +32,7 @@ from typing import Any
 
 from magma_core.simulation.data_structures.verdict import Judge
 from magma_core.simulation.executor.batch import run_batches
-from magma_core.simulation.executor.motion import MotionDriver, default_motion
-from magma_core.simulation.executor.normalize import normalize_decision
-from magma_core.simulation.executor.pipeline import (
+from magma_core.simulation.executor.decision_steps import (
     DecisionStep,
     classify,
     conclude,
@@ -45,6 +43,8 @@ from magma_core.simulation.executor.pipeline import (
     settle,
     start_episodes,
 )
+from magma_core.simulation.executor.motion import MotionDriver, default_motion
+from magma_core.simulation.executor.normalize import normalize_decision
 from magma_core.simulation.executor.records import RUNNING, AgentView, EpisodeRecord, StepOutcome
 from magma_core.simulation.executor.simulator import Simulator
 from magma_core.simulation.executor.skill_state import SkillAPI, SkillSlotState

@@ -45,6 +45,8 @@ class AgentView:
     ``instruction``/``kind`` is the input to answer; ``messages`` lists every input in order
     (two when a delayed user input follows the last batch's status). ``feedback`` is the
     last batch's status dict (None before the first decision of an episode).
+    ``callable_tools``: the tool names the stage lets the agent call (None: every tool; a
+    text-only stage allows none unless it allows tools before its answer).
     """
 
     slot: int
@@ -61,6 +63,7 @@ class AgentView:
     episode_over: bool
     status: str
     feedback: dict[str, Any] | None = None
+    callable_tools: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +81,7 @@ class AgentView:
             "episode_over": self.episode_over,
             "status": self.status,
             "feedback": jsonable(self.feedback),
+            "callable_tools": None if self.callable_tools is None else list(self.callable_tools),
         }
 
 

@@ -21,8 +21,7 @@ from typing import Any
 
 from magma_core.simulation.data_structures import StageSuccess, ToolErrorFlag
 from magma_core.simulation.executor.batch import run_batches
-from magma_core.simulation.executor.normalize import NormalizedCall, NormalizedDecision
-from magma_core.simulation.executor.pipeline import (
+from magma_core.simulation.executor.decision_steps import (
     DecisionStep,
     advance,
     classify,
@@ -31,6 +30,7 @@ from magma_core.simulation.executor.pipeline import (
     has_errors,
     settle,
 )
+from magma_core.simulation.executor.normalize import NormalizedCall, NormalizedDecision
 from magma_core.simulation.executor.records import FAILED, CallOutcome, StepOutcome
 from magma_core.simulation.executor.skill_admission import admit
 from magma_core.simulation.executor.skill_state import RunningSkill, SkillSlotState

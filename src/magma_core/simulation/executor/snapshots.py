@@ -47,7 +47,7 @@ from magma_core.simulation.executor.slots import EngineContext, SlotState
 from magma_core.simulation.tasks import BaseTask
 
 if TYPE_CHECKING:
-    from magma_core.simulation.envs.sim_batch import Snapshot
+    from magma_core.simulation.envs.sim_batch import WorldSnapshot
 
 FORMAT = "magma.slot_snapshot.v1"
 
@@ -63,8 +63,8 @@ class SlotSnapshot:
     them back from the caller (the generation store keeps each tree's task and vocabulary).
     """
 
-    world: Snapshot  # what ``sim.save_slot`` returned (a stand-in may return its own tree)
-    reference: Snapshot | None
+    world: WorldSnapshot  # what ``sim.save_slot`` returned (a stand-in may return its own tree)
+    reference: WorldSnapshot | None
     seed: int
     rng_state: tuple
     status: str
@@ -208,7 +208,7 @@ _RECORD_HEADER = tuple(
 )
 
 
-def capture(state: SlotState, world: Snapshot, memory: dict[str, Any] | None = None,
+def capture(state: SlotState, world: WorldSnapshot, memory: dict[str, Any] | None = None,
             task: BaseTask | None = None) -> SlotSnapshot:
     """A snapshot of ``state`` with the slot's world state ``world`` (``sim.save_slot``) and
     the ``task`` it runs (None: the executor's)."""
@@ -304,9 +304,9 @@ def _encode_world(world: Any) -> dict[str, Any]:
 def _decode_world(data: dict[str, Any]) -> Any:
     if data.get("kind") == "tree":
         return decode_value(data["state"])
-    from magma_core.simulation.envs.sim_batch import Snapshot  # the simulator's, on demand
+    from magma_core.simulation.envs.sim_batch import WorldSnapshot  # the simulator's, on demand
 
-    return Snapshot(decode_value(data["state"]))
+    return WorldSnapshot(decode_value(data["state"]))
 
 
 def _log_to_dict(log: Log) -> dict[str, Any]:

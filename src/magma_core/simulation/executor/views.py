@@ -60,6 +60,18 @@ def stage_entry_messages(
     return messages
 
 
+def callable_tools(stage: Any) -> list[str] | None:
+    """The tool names a stage lets the agent call: None (every tool) in an action stage; in a
+    text-only stage none, unless it allows tools before its answer (``allowed_tools``, or
+    every tool when that list is empty)."""
+    if not stage.is_text_only():
+        return None
+    params = stage.global_parameters
+    if not params.allow_tools_before_answer:
+        return []
+    return sorted(params.allowed_tools) or None
+
+
 def build_view(ctx: EngineContext, state: SlotState) -> AgentView:
     """The slot's current ``AgentView``."""
     stage = ctx.stages[state.stage_index]
@@ -80,4 +92,5 @@ def build_view(ctx: EngineContext, state: SlotState) -> AgentView:
         episode_over=not state.running,
         status=state.status,
         feedback=copy.deepcopy(state.feedback),
+        callable_tools=callable_tools(stage),
     )

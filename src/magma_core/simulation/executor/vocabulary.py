@@ -17,7 +17,9 @@ only public ones. Per slot it holds a ``RuntimeRandomizer`` (None = no translati
 It offers the methods a run loop uses (``num_slots``, ``reset_slot``, ``agent_view``,
 ``submit``, ``status``, ``record``, ``end_episode``, ``close``) and those generation uses
 (``snapshot``/``restore``: a snapshot carries its slot's vocabulary, so a restored slot speaks
-it); private attributes of the engine are not forwarded.
+it): the :class:`~magma_core.simulation.executor.engine.Engine` protocol. The engine's other
+public attributes are forwarded, except those in canonical names (:data:`CANONICAL_ONLY`);
+private ones are refused, as Gymnasium's wrappers refuse them.
 """
 
 from __future__ import annotations
@@ -30,16 +32,21 @@ from typing import Any
 
 from magma_core.simulation.data_structures import Decision, ToolCall
 from magma_core.simulation.data_structures.decisions import RefusedToolCall
+from magma_core.simulation.executor.engine import Engine
 from magma_core.simulation.executor.records import AgentView, CallOutcome, StepOutcome, ViewMessage
 from magma_core.simulation.executor.skill_steps import ROBOT_STATUSES
 from magma_core.simulation.executor.views import build_feedback
 from magma_core.simulation.randomizer import CanonicalNameError, RuntimeRandomizer
 
+#: The engine's attributes that the wrapper does not forward: they show canonical names.
+CANONICAL_ONLY = frozenset({"tool_descriptions", "stages", "task", "sim"})
+
 
 class PublicVocabularyExecutor:
-    """Wraps ``executor``; ``vocabulary`` is every slot's initial ``RuntimeRandomizer``."""
+    """Wraps ``executor`` (an :class:`~magma_core.simulation.executor.engine.Engine`, and one
+    itself); ``vocabulary`` is every slot's initial ``RuntimeRandomizer``."""
 
-    def __init__(self, executor: Any, vocabulary: RuntimeRandomizer | None = None) -> None:
+    def __init__(self, executor: Engine, vocabulary: RuntimeRandomizer | None = None) -> None:
         self.executor = executor
         self._vocabularies: list[RuntimeRandomizer | None] = [vocabulary] * executor.num_slots
         # Per slot: the engine's last feedback (as JSON) and what the agent sees instead, when
@@ -54,14 +61,18 @@ class PublicVocabularyExecutor:
     def vocabulary(self, slot: int) -> RuntimeRandomizer | None:
         return self._vocabularies[slot]
 
-    # -- delegated ----------------------------------------------------------------------------
-    @property
-    def num_slots(self) -> int:
-        return self.executor.num_slots
-
-    @property
-    def robot_names(self) -> list[str]:
-        return self.executor.robot_names
+    # -- forwarded ----------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        """The engine's public attributes that need no translation (``num_slots``,
+        ``robot_names``, ``status``, ``end_episode``, ``close``, ``task_of``, ``stages_for``,
+        ``snapshot_to_bytes``, ...), as Gymnasium's wrappers forward theirs. Private ones are
+        refused, and so are those that speak canonical names to an agent."""
+        if name.startswith("_") or name == "executor":  # (executor: not set yet, e.g. a copy)
+            raise AttributeError(f"accessing private attribute {name!r} of the wrapped engine is prohibited")
+        if name in CANONICAL_ONLY:
+            raise AttributeError(f"{name!r} speaks canonical names: use agent_view(slot) for what "
+                                 "the agent sees")
+        return getattr(self.executor, name)
 
     def reset(self, seed: Any = None) -> None:
         self._feedback_overrides.clear()
@@ -70,15 +81,6 @@ class PublicVocabularyExecutor:
     def reset_slot(self, slot: int, seed: int | None = None, **options: Any) -> None:
         self._feedback_overrides.pop(slot, None)
         self.executor.reset_slot(slot, seed, **options)
-
-    def status(self, slot: int) -> str:
-        return self.executor.status(slot)
-
-    def end_episode(self, slot: int, status: str, reason: str = "") -> bool:
-        return self.executor.end_episode(slot, status, reason)
-
-    def close(self) -> None:
-        self.executor.close()
 
     # -- snapshots: the slot's vocabulary travels with them -------------------------------------
     def snapshot(self, slot: int, memory: dict[str, Any] | None = None) -> Any:
@@ -91,19 +93,10 @@ class PublicVocabularyExecutor:
         self.executor.restore(slot, snapshot)
         self._vocabularies[slot] = snapshot.vocabulary
 
-    def snapshot_to_bytes(self, snapshot: Any, **options: Any) -> bytes:
-        return self.executor.snapshot_to_bytes(snapshot, **options)
-
     def snapshot_from_bytes(self, blob: bytes, task: Any = None,
                             vocabulary: RuntimeRandomizer | None = None) -> Any:
         """A stored snapshot of ``task`` spoken in ``vocabulary`` (neither is in the bytes)."""
         return replace(self.executor.snapshot_from_bytes(blob, task), vocabulary=vocabulary)
-
-    def stages_for(self, task: Any = None) -> list[Any]:
-        return self.executor.stages_for(task)
-
-    def task_of(self, slot: int) -> Any:
-        return self.executor.task_of(slot)
 
     def __enter__(self) -> PublicVocabularyExecutor:
         return self
@@ -251,6 +244,8 @@ def public_view(
         tools=vocabulary.get_tools(view.tools),
         attributes=_public_attributes(vocabulary, view.attributes),
         feedback=feedback,
+        callable_tools=None if view.callable_tools is None else [
+            vocabulary.to_public_call(name, {})[0] for name in view.callable_tools],
     )
 
 

@@ -165,15 +165,23 @@ def classify(ctx: EngineContext, state: SlotState, decision: NormalizedDecision)
             refused = [c.name for c in decision.calls if allowed and c.name not in allowed]
             if refused:
                 step.kind = "violation"
-                step.violation = (
-                    f"{refused[0]} is not allowed in this stage. "
-                    f"Allowed tools are: {sorted(allowed)}"
-                )
+                step.violation = text_only_refusal(refused[0], allowed, ctx.tool_descriptions)
             else:
                 step.kind = "batch"
     else:
         step.kind = "batch" if decision.calls else "no_action"
     return step
+
+def text_only_refusal(refused: str, allowed: list[str], tools: list[dict[str, Any]]) -> str:
+    """Why a text-only stage refuses a call, in the stage's terms: it wants an answer; the
+    tools it lets the agent call first are named only when the task has them."""
+    offered = {t.get("name") for t in tools if isinstance(t, dict)}
+    callable_here = sorted(name for name in allowed if name in offered)
+    reason = f"{refused} is not allowed in this stage: it wants an answer to the user in plain text"
+    if callable_here:
+        return f"{reason} (before answering it allows only {', '.join(callable_here)})."
+    return f"{reason}."
+
 
 def settle(
     ctx: EngineContext, state: SlotState, step: DecisionStep, obs: dict[str, Any] | None
@@ -250,7 +258,9 @@ def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: Any
     stage_record = state.record.stages[step.stage_index]
     stage_record.tool_calls = state.tool_calls
     stage_record.forgiven_tool_calls = state.forgiven_tool_calls
-    stage_record.state = step.stage_state.name
+    # a failed stage has no budget score (unless it failed by exceeding its budget)
+    failed = step.success is StageSuccess.FAILED and step.stage_state is not StageState.EXCEEDED
+    stage_record.state = None if failed else step.stage_state.name
     stage_record.success = step.success.name
     state.feedback = step.feedback
     if step.success is StageSuccess.FAILED:

@@ -1,0 +1,190 @@
+"""``generate(spec, listener=None) -> GenResult``: the front door for growing generation trees.
+
+``magma gen`` calls it, and so can any Python program::
+
+    from magma_core.gen import GenSpec, generate
+
+    result = generate(GenSpec("cube.PickPlace", max_nodes=20, slots=2))
+    print(result.counts)
+
+It checks everything first (target, judge, agent, store, the settings a resumed generation
+must keep, ``ray`` against a generation grown without it), then grows the trees not yet
+finished: here, in one engine through :func:`grow_here`, or one tree per unit of work on Ray
+(:mod:`magma_core.gen.ray_trees`), whose actors call :func:`grow_here` too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from magma_core.gen import scores as sc
+from magma_core.gen.assembly import GenParts, prepare_generation
+from magma_core.gen.generator import Generator, GenSettings
+from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
+from magma_core.runs.agent_requests import AgentOutage, Pacing
+from magma_core.runs.assembly import open_executor
+from magma_core.runs.events import Listener, no_listener
+from magma_core.runs.placement import Seat, place
+from magma_core.simulation.executor.engine import Engine
+from magma_core.store import GenerationStore, open_generation_store
+from magma_core.user_error import UserError
+
+
+def prepare(spec: GenSpec) -> GenParts:
+    """Build and check the generation's tasks, judge and agent (see
+    :func:`~magma_core.gen.assembly.prepare_generation`)."""
+    return prepare_generation(
+        spec.target, spec.agent, judge=spec.judge, seed=spec.seed, trees=spec.trees,
+        randomized=spec.randomized, agent_options=spec.agent_options,
+        agent_timeout=spec.agent_timeout,
+    )
+
+
+def generate(spec: GenSpec, listener: Listener | None = None) -> GenResult:
+    """Grow (or resume) the generation ``spec`` describes; see :class:`GenSpec`.
+
+    ``listener(event, subject, payload)`` sees ``"begin"`` (None, :class:`GenPlan`) once the
+    checks passed, then ``"candidate"`` (tree, counts) as each candidate is stored here, or
+    with Ray ``"warning"`` (None, text), ``"actor"`` (None, its note) and ``"tree"`` (tree,
+    its rows) as each tree is stored.
+
+    Raises :class:`~magma_core.user_error.UserError` for anything the user can fix, before
+    any tree grows. An agent outage or a failed Ray actor is reported in
+    ``GenResult.failures``: what is stored stays, and the same spec resumes.
+    """
+    listener = listener or no_listener
+    started = time.perf_counter()
+    name = spec.generation_name
+    parts = prepare(spec)
+    closed = False
+    store = open_generation_store(spec.out)
+    try:
+        _open_generation(spec, store, name)
+        work = TreeWork(spec, parts, store, name, listener)
+        if spec.ray is not None:
+            parts.agent.close()  # built to check the spec; each actor builds its own
+            closed = True
+            listener("begin", None, work.plan(spec.slots))
+            stored = {t["tree"] for t in store.trees(name)}
+            todo = [t for t in range(spec.trees) if t not in stored]
+        else:
+            todo = list(range(spec.trees))  # one generator grows (or resumes) them all here
+        failures = place(work, todo, listener=listener, ray=spec.ray)
+        if spec.ray is not None:
+            store.update_generation(name, spec.config(), finished=not failures)
+        return GenResult(name, store.path, store.counts(name), tree_summaries(store, name),
+                         executed=work.summary.get("executed"),
+                         snapshot_s=work.summary.get("snapshot_s", 0.0) + work.summary.get("restore_s", 0.0),
+                         failures=failures, elapsed_s=time.perf_counter() - started)
+    finally:
+        if not closed:
+            parts.agent.close()
+        store.close()
+
+
+@dataclass
+class TreeWork:
+    """A generation's trees as units of work for :func:`~magma_core.runs.placement.place`:
+    here, one generator grows every tree; on Ray, each actor grows the trees it is handed
+    (a :class:`~magma_core.gen.ray_trees.TreeJob`) and this process stores each."""
+
+    spec: GenSpec
+    parts: GenParts
+    store: GenerationStore
+    name: str
+    listener: Listener
+    unit_word: str = "tree"
+    summary: dict[str, Any] = field(default_factory=dict)  # the generator's, when grown here
+
+    @property
+    def concurrency(self) -> int | None:
+        return self.spec.pacing.concurrency
+
+    def plan(self, slots: int) -> GenPlan:
+        from magma_core.gen.ray_trees import tree_budget
+
+        settings, ray = self.spec.settings(), self.spec.ray is not None
+        budget = tree_budget(settings.max_nodes, settings.trees) if ray else settings.max_nodes
+        return GenPlan(self.name, settings, slots, self.spec.randomized, ray, budget)
+
+    def here(self, units: Sequence[Hashable], listener: Listener) -> list[str]:
+        """Every tree in one engine here; an agent outage is a failure line."""
+        spec = self.spec
+        executor = open_executor(self.parts.task, spec.slots, spec.seed, self.parts.judge, spec.backend)
+        try:
+            listener("begin", None, self.plan(executor.num_slots))
+            try:
+                self.summary = grow_here(self.parts, executor, self.store, self.name,
+                                         spec.settings(), spec.pacing, listener)
+            except AgentOutage as exc:
+                return [str(exc)]
+            self.store.update_generation(self.name, spec.config(), finished=True)
+            return []
+        finally:
+            executor.close()
+
+    def worker_job(self, workers: int, units: Sequence[Hashable]) -> tuple[Any, Callable[..., None]]:
+        raise UserError("magma gen grows its trees here or on Ray, not in worker processes")
+
+    def actor_job(self, seat: Seat) -> Any:
+        from magma_core.gen.ray_trees import TreeJob
+
+        pacing = dataclasses.replace(self.spec.pacing, concurrency=seat.concurrency)
+        return TreeJob(dataclasses.replace(self.spec, pacing=pacing, ray=None))
+
+    def on_result(self, tree: Any, grown: Any) -> None:
+        from magma_core.gen.ray_trees import store_tree
+
+        store_tree(self.store, self.name, tree, grown)
+        self.listener("tree", tree, grown)
+
+
+def grow_here(parts: GenParts, executor: Engine, store: GenerationStore, name: str,
+              settings: GenSettings, pacing: Pacing, listener: Listener | None = None) -> dict[str, Any]:
+    """Grow generation ``name``'s trees in this process on ``executor``: THE path from a
+    generation to the generator, for ``magma gen``, Python callers and each Ray actor's
+    tree. Raises :class:`AgentOutage` (what is stored stays)."""
+    return Generator(parts.task, parts.agent, executor, store, name, settings,
+                     listener=listener, trees=parts.trees, pacing=pacing).run()
+
+
+def _open_generation(spec: GenSpec, store: GenerationStore, name: str) -> dict[str, Any]:
+    """Create or reopen the generation; a resume must keep the settings that shape its trees,
+    and a generation grown without Ray is not resumed with it. Returns the stored config."""
+    try:
+        stored = store.open_generation(name, spec.target, spec.config())
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    before = {"randomized": False, **stored["config"]}
+    changed = {k: (before[k], v) for k, v in spec.shape().items() if k in before and before[k] != v}
+    if changed:
+        raise UserError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
+                        "choose another --name")
+    if spec.ray is not None and store.trees(name) and not before.get("ray"):
+        raise UserError(f"generation {name!r} was grown without --ray: resume it without --ray "
+                        "(with --ray a stored tree counts as finished)")
+    return before
+
+
+def tree_summaries(store: GenerationStore, name: str) -> list[TreeSummary]:
+    """Per tree: seed, situations, candidates, successes, invalid answers, depth, best score."""
+    situations = store.situations(name)
+    candidates = store.candidates(name)
+    roots = {s.tree: s.id for s in situations if s.parent is None}
+    out = []
+    for tree in store.trees(name):
+        t = tree["tree"]
+        mine = [c for c in candidates if c.tree == t]
+        best = max((sc.score(sc.results_from_json(c.score)) for c in mine
+                    if c.score and c.situation == roots.get(t)), default=0.0)
+        out.append(TreeSummary(
+            t, tree["seed"], sum(s.tree == t for s in situations), len(mine),
+            sum(c.episode_status == "success" for c in mine),
+            sum(c.status == "invalid" for c in mine),
+            max((s.depth for s in situations if s.tree == t), default=0), best,
+        ))
+    return out

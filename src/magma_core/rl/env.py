@@ -1,0 +1,478 @@
+"""``TrainingEnv``: groups of rollouts for trainers, over the one engine, stored like any run.
+
+::
+
+    from magma_core.rl import TaskSource, TrainingEnv
+
+    with TrainingEnv(TaskSource.target("cube.PickPlace", seeds=[0, 1]), slots=4, out="runs") as env:
+        group = env.group(0, size=4)               # G rollouts from one saved world
+        observations = group.reset()               # opening messages + tool schemas, per rollout
+        results = group.step([policy(o) for o in observations])   # one engine submit
+        results[0].messages, results[0].reward, results[0].done, results[0].info
+
+A group's start is one whole-slot snapshot (:mod:`magma_core.simulation.executor.snapshots`):
+the task's first decision with the item's seed, or a stored situation. Each rollout's
+``reset()`` restores it into a free slot, so the G rollouts start from bit-identical world
+states (``Observation.digest``, SHA-256 of the slot's world read back from the simulator).
+``step(assistant_message)`` turns the reply into a decision as the ``openai:`` agent does
+(:mod:`magma_core.rl.chat`), and steps given together (``group.step``, ``env.step``, or
+``astep`` calls that arrive in the same event-loop turn) are executed together in one
+``Executor.submit``, as ``magma run``'s loop executes decisions that arrive together.
+
+A rollout ends when the engine ends its episode, at ``magma run``'s loop limits
+(:class:`~magma_core.runs.LoopLimits`: decisions without a tool call on an action stage, the
+decision cap), or when the trainer calls ``end()``. Its record is then written to the run
+store in one transaction (run ``NAME``, episodes numbered in the order rollouts end), with its
+reward (:mod:`magma_core.rl.rewards`) and its group under ``rl``: ``magma view`` and ``magma
+export`` read training rollouts as any run. A killed trainer loses only rollouts in flight;
+a new ``TrainingEnv`` with the same name goes on numbering after the stored ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from magma_core.rl.chat import ChatSession
+from magma_core.rl.digest import world_digest
+from magma_core.rl.rewards import Reward, RewardFn, score
+from magma_core.rl.tasks import TaskItem, TaskSource
+from magma_core.runs import AgentOutage, LoopLimits
+from magma_core.runs.assembly import build_judge, check_task, open_executor
+from magma_core.runs.loop import build_input, initial_memory
+from magma_core.simulation.data_structures import Decision, DecisionError
+from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
+from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
+from magma_core.store import episode_rows, episode_summary, open_store
+from magma_core.user_error import UserError
+
+TRUNCATED = "truncated"  # ended by the trainer
+
+
+@dataclass
+class Observation:
+    """What a rollout's model sees first: the opening chat ``messages`` (system message first)
+    and the ``tools`` (function schemas); ``digest``: the slot's world state at the start."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    digest: str
+
+
+@dataclass
+class StepResult:
+    """The environment's answer to one assistant message: the reply ``messages`` (tool
+    results and the next instruction, as ``tool``/``user`` messages), the ``reward`` (0.0 until
+    the step that ends the rollout), ``done``, and ``info`` (``status``, ``stage_index``,
+    ``num_stages``, ``calls``, ``decision_error``; when done ``episode``, ``reward_terms``)."""
+
+    messages: list[dict[str, Any]]
+    reward: float
+    done: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Rollout:
+    """One rollout of a group (see the module doc); made by :meth:`TrainingEnv.group`."""
+
+    def __init__(self, group: Group, index: int) -> None:
+        self.group = group
+        self.index = index
+        self.slot: int | None = None
+        self.session = ChatSession()
+        self.done = True  # until reset
+        self.reward = 0.0
+        self.record: dict[str, Any] | None = None  # the stored record, once done
+        self.episode: int | None = None  # its index in the run store, once done
+        self.digest = ""
+        self._decisions = 0
+        self._idle = 0
+        self._text_only = False
+        self._memory: dict[str, Any] = {}
+        self._agent_steps: list[dict[str, Any]] = []
+        self._asked = 0.0
+
+    @property
+    def env(self) -> TrainingEnv:
+        return self.group.env
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The whole conversation so far (system message first)."""
+        return self.session.messages
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self.session.tools
+
+    def reset(self) -> Observation:
+        """(Re)start this rollout from its group's start (a running one is ended first)."""
+        return self.env._reset([self])[0]
+
+    def step(self, message: Any) -> StepResult:
+        """Execute the decision of ``message`` (an OpenAI assistant message, or raw text)."""
+        return self.env.step({self: message})[self]
+
+    async def astep(self, message: Any) -> StepResult:
+        """:meth:`step` for trainers that generate concurrently: steps of rollouts that arrive
+        in the same event-loop turn are executed together."""
+        return await self.env._batcher().step(self, message)
+
+    def end(self, reason: str = "ended by the trainer") -> None:
+        """End a running rollout now (status ``truncated``) and store it."""
+        self.env._end(self, reason)
+
+    def message_for(self, decision: Decision) -> dict[str, Any]:
+        """The assistant message making ``decision`` here (for scripted policies)."""
+        return self.session.message_for(decision)
+
+
+class Group:
+    """G rollouts that start from one snapshot of ``item``'s situation."""
+
+    def __init__(self, env: TrainingEnv, number: int, item: TaskItem, snapshot: Any, size: int) -> None:
+        self.env = env
+        self.number = number
+        self.item = item
+        self.snapshot = snapshot
+        self.rollouts = [Rollout(self, i) for i in range(size)]
+
+    def __len__(self) -> int:
+        return len(self.rollouts)
+
+    def __getitem__(self, index: int) -> Rollout:
+        return self.rollouts[index]
+
+    @property
+    def done(self) -> bool:
+        return all(r.done for r in self.rollouts)
+
+    @property
+    def digests(self) -> list[str]:
+        return [r.digest for r in self.rollouts]
+
+    def reset(self) -> list[Observation]:
+        """Start every rollout (see :meth:`Rollout.reset`)."""
+        return self.env._reset(self.rollouts)
+
+    def step(self, messages: Sequence[Any]) -> list[StepResult | None]:
+        """Step the running rollouts with their message (None: skip), in one submit."""
+        if len(messages) != len(self.rollouts):
+            raise ValueError(f"{len(messages)} messages for a group of {len(self.rollouts)}")
+        pairs = {r: m for r, m in zip(self.rollouts, messages, strict=True) if m is not None and not r.done}
+        results = self.env.step(pairs)
+        return [results.get(r) for r in self.rollouts]
+
+    async def astep(self, messages: Sequence[Any]) -> list[StepResult | None]:
+        """:meth:`step` from a coroutine (executed with whatever else arrives with it)."""
+        pairs = [(r, m) for r, m in zip(self.rollouts, messages, strict=True) if m is not None and not r.done]
+        results = dict(zip([r for r, _ in pairs], await asyncio.gather(*(r.astep(m) for r, m in pairs)), strict=True))
+        return [results.get(r) for r in self.rollouts]
+
+    def close(self) -> None:
+        """End the rollouts still running (stored as ``truncated``)."""
+        for rollout in self.rollouts:
+            if not rollout.done:
+                rollout.end("the group was closed")
+
+
+class TrainingEnv:
+    """The live environment for trainers over ``source`` (see the module doc).
+
+    ``slots``: engine slots (rollouts running at once, over all groups). ``out``/``name``: the
+    run store folder and run (default ``rl.<source name>``); ``store=False`` keeps nothing.
+    ``reward``: a :class:`~magma_core.rl.rewards.Reward` (the default formula's weights) or a
+    function over the episode record. ``limits``: as ``magma run``'s. ``judge``: for judged
+    answer stages (``none`` or ``openai:MODEL``). ``backend``: ``cpu``, ``gpu`` or ``auto``.
+    """
+
+    def __init__(self, source: TaskSource, *, slots: int = 8, out: str | Path = "runs",
+                 name: str | None = None, reward: Reward | RewardFn | None = None,
+                 limits: LoopLimits | None = None, judge: str | None = None,
+                 backend: str = "auto", store: bool = True) -> None:
+        if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
+            raise UserError(f"slots must be a positive integer, got {slots!r}")
+        self.source = source
+        self.reward = reward if reward is not None else Reward()
+        self.limits = limits or LoopLimits()
+        self.name = name or f"rl.{source.name}"
+        self._judge = build_judge(judge)
+        for task in {id(i.task): i.task for i in source}.values():
+            check_task(task, self._judge, source.name)
+        self.engine = open_executor(source[0].task, slots, source[0].seed, self._judge, backend)
+        self.executor = PublicVocabularyExecutor(self.engine)
+        self._lock = threading.RLock()
+        self._free = deque(range(slots))
+        self._running: dict[int, Rollout] = {}
+        self._groups = 0
+        self._async: _Batcher | None = None
+        self.store = open_store(out) if store else None
+        self._next_episode = 0
+        if self.store is not None:
+            self.store.open_run(self.name, source.name, self.config())
+            done = self.store.finished_episodes(self.name)
+            self._next_episode = max(done) + 1 if done else 0
+
+    @property
+    def num_slots(self) -> int:
+        return self.engine.num_slots
+
+    def config(self) -> dict[str, Any]:
+        """The run's configuration as stored with it."""
+        reward = self.reward.__dict__ if isinstance(self.reward, Reward) else {
+            "function": getattr(self.reward, "__name__", type(self.reward).__name__)}
+        return {"preset": self.source.name, "agent": "rl", "driver": "rl", "slots": self.num_slots,
+                "max_decisions": self.limits.max_decisions, "reward": dict(reward)}
+
+    # -- groups ------------------------------------------------------------------------------
+    def group(self, item: TaskItem | int | str = 0, size: int = 4) -> Group:
+        """A group of ``size`` rollouts starting from one snapshot of ``item`` (a
+        :class:`TaskItem`, or an index or id in the source); reset its rollouts to start."""
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise UserError(f"a group's size must be a positive integer, got {size!r}")
+        if not isinstance(item, TaskItem):
+            item = self.source[item]
+        with self._lock:
+            snapshot = None
+            if self._free:  # made now, so a bad item fails here; else at the first reset
+                slot = self._acquire()
+                try:
+                    snapshot = self._start_snapshot(item, slot)
+                finally:
+                    self._free.appendleft(slot)
+            self._groups += 1
+            return Group(self, self._groups, item, snapshot, size)
+
+    def _start_snapshot(self, item: TaskItem, slot: int) -> Any:
+        """The group start of ``item``, made in ``slot`` (which it leaves in any state)."""
+        start = item.start
+        if start is not None and start.snapshot is not None:
+            try:
+                snapshot = self.executor.snapshot_from_bytes(start.snapshot, item.task, item.vocabulary)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise UserError(f"{start.origin}: its snapshot cannot be restored: {exc}") from None
+            return dataclasses.replace(snapshot, memory=start.memory) if start.memory else snapshot
+        self.executor.set_vocabulary(slot, item.vocabulary)
+        try:
+            self.executor.reset_slot(slot, item.seed, task=item.task)
+        except ValueError as exc:
+            raise UserError(f"{item.id}: {exc}") from None
+        memory = initial_memory(item.task)
+        if item.vocabulary is not None:
+            memory = item.vocabulary.to_public_value(memory)
+        if start is not None:
+            memory = self._replay(slot, item, memory)
+        return self.executor.snapshot(slot, memory)
+
+    def _replay(self, slot: int, item: TaskItem, memory: dict[str, Any]) -> dict[str, Any]:
+        """Replay a stored start's decisions in ``slot``; the memory then holds the
+        conversation they make (so the model sees the episode so far)."""
+        start = item.start
+        assert start is not None
+        session = ChatSession()
+        session.open(build_input(slot, self.executor.agent_view(slot), memory))
+        for i, decision in enumerate(start.replay):
+            if isinstance(decision, Decision):
+                session.absorb(decision)
+            outcome = self.executor.submit({slot: decision})[slot]
+            expected = start.expected[i] if i < len(start.expected) else None
+            if expected is not None and outcome.status != expected:
+                raise UserError(f"{start.origin}: replaying decision {i} gave status {outcome.status!r}, "
+                                f"the store has {expected!r}")
+            if self.executor.status(slot) != "running":
+                raise UserError(f"{start.origin}: the episode is over after decision {i}: nothing to start from")
+            session.next_input(build_input(slot, self.executor.agent_view(slot), memory))
+        history = session.history
+        # The last input is asked again when a rollout opens: leave it out of the history.
+        while history and history[-1].get("role") != "assistant":
+            history = history[:-1]
+        return {**memory, "history": history}
+
+    # -- rollouts ------------------------------------------------------------------------------
+    def _acquire(self) -> int:
+        if not self._free:
+            raise UserError(f"all {self.num_slots} slots run rollouts: end or finish some first, "
+                            "or make the environment with more slots")
+        return self._free.popleft()
+
+    def _reset(self, rollouts: Iterable[Rollout]) -> list[Observation]:
+        observations = []
+        with self._lock:
+            for rollout in rollouts:
+                if not rollout.done:
+                    self._end(rollout, "reset while running")
+                slot = self._acquire()
+                try:
+                    if rollout.group.snapshot is None:
+                        rollout.group.snapshot = self._start_snapshot(rollout.group.item, slot)
+                    snapshot = rollout.group.snapshot
+                    self.executor.restore(slot, snapshot)
+                except BaseException:
+                    self._free.appendleft(slot)
+                    raise
+                rollout.slot = slot
+                rollout.digest = world_digest(self.engine.sim.save_slot(slot).state)
+                rollout.done, rollout.reward, rollout.record, rollout.episode = False, 0.0, None, None
+                rollout._decisions, rollout._idle, rollout._agent_steps = 0, 0, []
+                rollout._memory = dict(snapshot.memory)
+                rollout.session = ChatSession()
+                view = self.executor.agent_view(slot)
+                rollout._text_only = view.text_only
+                turn = rollout.session.open(build_input(slot, view, rollout._memory))
+                self._running[slot] = rollout
+                rollout._asked = time.perf_counter()
+                observations.append(Observation(turn.messages, turn.tools, rollout.digest))
+        return observations
+
+    def step(self, pairs: Mapping[Rollout, Any]) -> dict[Rollout, StepResult]:
+        """Step several rollouts (of any groups) with their assistant message, in one submit."""
+        with self._lock:
+            now = time.perf_counter()
+            decisions: dict[int, Any] = {}
+            errors: dict[int, DecisionError] = {}
+            for rollout, message in pairs.items():
+                if rollout.done or rollout.slot is None:
+                    raise UserError(f"rollout {rollout.index} of group {rollout.group.number} is not "
+                                    "running: reset it first")
+                decision = rollout.session.decide(message)
+                if isinstance(decision, DecisionError):
+                    errors[rollout.slot] = decision
+                rollout._decisions += 1
+                acted = isinstance(decision, Decision) and bool(decision.tool_calls)
+                rollout._idle = self.limits.idle_after(rollout._idle, acted, rollout._text_only)
+                rollout._agent_steps.append({"decision": rollout._decisions,
+                                             "latency_s": round(now - rollout._asked, 6)})
+                decisions[rollout.slot] = decision
+            outcomes = self.executor.submit(decisions)
+            results = {}
+            for rollout in pairs:
+                slot = rollout.slot
+                assert slot is not None
+                outcome = outcomes[slot]
+                info = {"status": outcome.status, "stage_index": outcome.next_view.stage_index,
+                        "num_stages": outcome.next_view.num_stages,
+                        "calls": [{"tool": c.tool, "ok": c.ok, "message": c.message} for c in outcome.calls],
+                        "decision_error": None if slot not in errors else errors[slot].to_dict()}
+                done = self._should_end(rollout)
+                view = self.executor.agent_view(slot)
+                rollout._text_only = view.text_only
+                messages = rollout.session.next_input(build_input(slot, view, rollout._memory)).messages
+                if done:
+                    self._finish(rollout)
+                    info.update(status=rollout.record["status"], episode=rollout.episode,
+                                reward_terms=rollout.record["rl"]["reward_terms"])
+                rollout._asked = time.perf_counter()
+                results[rollout] = StepResult(messages, rollout.reward if done else 0.0, done, info)
+            return results
+
+    def _should_end(self, rollout: Rollout) -> bool:
+        slot = rollout.slot
+        assert slot is not None
+        status = self.executor.status(slot)
+        if status == JUDGE_UNAVAILABLE:
+            raise AgentOutage(self.executor.record(slot).reason)
+        if status != "running":
+            return True
+        end = self.limits.end_of(rollout._idle, rollout._decisions)  # the run loop's limits
+        if end is not None:
+            self.executor.end_episode(slot, *end)
+        return end is not None
+
+    def _end(self, rollout: Rollout, reason: str) -> None:
+        with self._lock:
+            if rollout.done or rollout.slot is None:
+                return
+            self.executor.end_episode(rollout.slot, TRUNCATED, reason)
+            self._finish(rollout)
+
+    def _finish(self, rollout: Rollout) -> None:
+        """Score and store a rollout whose episode is over; free its slot."""
+        slot = rollout.slot
+        assert slot is not None
+        record = self.executor.record(slot)
+        document = record.to_dict()
+        group = rollout.group
+        document["rl"] = {"group": group.number, "rollout": rollout.index, "item": group.item.id,
+                          "start_digest": rollout.digest, "source": self.source.name,
+                          **({"start": group.item.start.origin} if group.item.start else {})}
+        rollout.reward, terms = score(self.reward, document)
+        document["rl"].update(reward=rollout.reward, reward_terms=terms)
+        agent = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+                 "calls": rollout._decisions,
+                 "latency_s": round(sum(s["latency_s"] for s in rollout._agent_steps), 6),
+                 "per_decision": rollout._agent_steps}
+        document["episode"] = self._next_episode
+        document["agent_memory"] = {"history": rollout.session.history}
+        document["agent"] = agent
+        if self.store is not None:
+            summary = episode_summary(self._next_episode, record.seed, record, agent)
+            self.store.save_episode(self.name, summary, document, episode_rows(record))
+        rollout.episode = self._next_episode
+        self._next_episode += 1
+        rollout.record = document
+        rollout.done = True
+        rollout.slot = None
+        del self._running[slot]
+        self._free.append(slot)
+
+    # -- async -------------------------------------------------------------------------------
+    def _batcher(self) -> _Batcher:
+        if self._async is None:
+            self._async = _Batcher(self)
+        return self._async
+
+    def close(self) -> None:
+        """End the running rollouts (stored as ``truncated``), then close the engine and store."""
+        with self._lock:
+            for rollout in list(self._running.values()):
+                self._end(rollout, "the environment was closed")
+            self.executor.close()
+            if self.store is not None:
+                self.store.close()
+                self.store = None
+
+    def __enter__(self) -> TrainingEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Batcher:
+    """Gathers the ``astep`` calls of one event-loop turn into one :meth:`TrainingEnv.step`,
+    run in a worker thread so the loop goes on (generating other rollouts) meanwhile."""
+
+    def __init__(self, env: TrainingEnv) -> None:
+        self.env = env
+        self.pending: dict[Rollout, tuple[Any, asyncio.Future]] = {}
+        self.scheduled = False
+
+    async def step(self, rollout: Rollout, message: Any) -> StepResult:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        self.pending[rollout] = (message, future)
+        if not self.scheduled:
+            self.scheduled = True
+            loop.call_soon(lambda: loop.create_task(self._flush()))
+        return await future
+
+    async def _flush(self) -> None:
+        self.scheduled = False
+        batch, self.pending = self.pending, {}
+        try:
+            results = await asyncio.to_thread(self.env.step, {r: m for r, (m, _) in batch.items()})
+        except BaseException as exc:  # noqa: BLE001 - handed to every waiting step
+            for _, future in batch.values():
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for rollout, (_, future) in batch.items():
+            if not future.done():
+                future.set_result(results[rollout])

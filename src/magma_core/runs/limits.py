@@ -1,0 +1,39 @@
+"""``LoopLimits``: when a driver itself ends an episode or a branch, whatever the engine says.
+
+The run loop (:class:`~magma_core.runs.loop.RunLoop`) and the generator
+(:class:`~magma_core.gen.generator.Generator`) share them: :data:`NO_ACTION` after
+``max_idle_decisions`` decisions in a row without a tool call on an action stage,
+:data:`DECISION_CAP` after ``max_decisions`` decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Attempts a unit of work gets: a benchmark item against agent outages, a unit handed to
+#: Ray actors that died with it.
+MAX_ATTEMPTS = 3
+NO_ACTION = "no_action"
+DECISION_CAP = "decision_cap"
+
+
+@dataclass
+class LoopLimits:
+    """When the loop itself ends an episode."""
+
+    max_idle_decisions: int = 3  # consecutive decisions without a tool call on action stages
+    max_decisions: int = 60  # decisions in one episode
+
+    @staticmethod
+    def idle_after(idle: int, acted: bool, text_only: bool) -> int:
+        """The idle count after a decision: reset by a tool call or on a text-only stage."""
+        return 0 if acted or text_only else idle + 1
+
+    def end_of(self, idle: int, decisions: int) -> tuple[str, str] | None:
+        """``(status, reason)`` when an episode still running after ``decisions`` decisions,
+        ``idle`` of them in a row without a tool call, must end now; else None."""
+        if idle >= self.max_idle_decisions:
+            return NO_ACTION, f"{idle} consecutive decisions without a tool call on an action stage"
+        if decisions >= self.max_decisions:
+            return DECISION_CAP, f"reached the cap of {self.max_decisions} decisions"
+        return None
