@@ -15,6 +15,7 @@ import torch
 from mani_skill.agents.base_agent import BaseAgent
 from mani_skill.agents.multi_agent import MultiAgent
 from mani_skill.envs.sapien_env import BaseEnv
+from mani_skill.envs.utils.system.backend import CPU_SIM_BACKENDS
 from mani_skill.sensors.camera import CameraConfig
 from mani_skill.utils import sapien_utils
 from mani_skill.utils.building import actors as ms_actors
@@ -163,7 +164,18 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         return CameraConfig("render_camera", pose, 512, 512, 1, 0.01, 100)
 
     def _clear(self) -> None:
-        super()._clear()
+        if self.backend.sim_backend not in CPU_SIM_BACKENDS:
+            super()._clear()  # its full gc.collect() releases GPU memory
+        else:
+            # ManiSkill's _clear without its gc.collect(): on CPU the old scene goes by
+            # reference counting (and the next automatic collection), and a full collection
+            # of a torch-sized heap was 80% of a fresh scene's cost (see SimBatch.fresh_scene).
+            self._close_viewer()
+            self.agent = None
+            self._sensors = dict()
+            self._human_render_cameras = dict()
+            self.scene = None
+            self._hidden_objects = []
         self._observed_actors = {}
         self._actor_shapes = {}
 
