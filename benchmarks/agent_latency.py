@@ -47,7 +47,10 @@ def main() -> None:
     parser.add_argument("--mean", type=float, default=2.0, help="mean agent delay, seconds")
     parser.add_argument("--sigma", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.slots, args.episodes_per_slot, args.mean, args.sigma = [2], 1, 0.01, 0.1
 
     trace = load_task(args.preset).perfect_trace()
     print(f"{args.preset}, agent delay log-normal mean {args.mean:g} s sigma {args.sigma:g}, "

@@ -33,10 +33,14 @@ import yaml
 from magma_core.bench.suite import BUILTIN_DIR
 
 
-def subset_spec(per_bucket: int, folder: Path) -> Path:
-    """The built-in sorting spec with ``per_bucket`` skeletons per length bucket."""
+def subset_spec(per_bucket: int, folder: Path, smoke: bool = False) -> Path:
+    """The built-in sorting spec with ``per_bucket`` skeletons per length bucket (``smoke``:
+    one skeleton, no conditions)."""
     spec = yaml.safe_load((BUILTIN_DIR / "sorting.yaml").read_text())
     spec["name"] = f"sorting-{per_bucket}"
+    if smoke:
+        spec["skeletons"] = spec["skeletons"][:1]
+        spec["conditions"] = ["clean"]
     for skeleton in spec["skeletons"]:
         skeleton["seeds"] = per_bucket
     path = folder / "sorting-subset.yaml"
@@ -97,12 +101,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="rounds per slot count (1)")
     parser.add_argument("--agent-delay", type=float, default=0.0,
                         help="seconds the trace agent takes per decision, in-process (0: the CLI)")
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.per_bucket, args.trials, args.slots, args.rounds = 1, 1, [1], 1
+        args.agent_delay = args.agent_delay or 0.001  # in this process: no start-up
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         suite = folder / "suite"
         subprocess.run([sys.executable, "-m", "magma_core.cli", "bench", "compile",
-                        str(subset_spec(args.per_bucket, folder)), "--out", str(suite)],
+                        str(subset_spec(args.per_bucket, folder, args.smoke)), "--out", str(suite)],
                        check=True, capture_output=True)
         items = json.loads((suite / "manifest.json").read_text())["items"]
         print(f"suite: {items} items of the sorting suite ({args.per_bucket} per length bucket), "

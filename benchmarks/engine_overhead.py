@@ -125,7 +125,7 @@ def direct_episode(sim: SimBatch, runner: MotionRunner, seed: int, slots: int) -
     steps = 0
     for poses in (pick_poses, lambda e, s: place_poses(e, s, "zone_a")):
         extra = sim.observe()["extra"]
-        results = runner.run([MotionPlan(s, poses(extra, s)) for s in range(slots)])
+        results = runner.run([MotionPlan(s, poses(extra, s)) for s in range(slots)]).results
         steps += max(r.steps for r in results)
     extra = sim.observe()["extra"]
     elapsed = time.perf_counter() - start
@@ -137,7 +137,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--slots", type=int, default=1)
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds = 1
     torch.set_num_threads(1)
 
     sim = SimBatch(ENV_ID, args.slots, seed=0)

@@ -59,7 +59,10 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=8)
     parser.add_argument("--chunk", type=int, default=400, help="episodes added per command")
     parser.add_argument("--good-share", type=float, default=0.2, help="share of good replies")
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.replies, args.slots, args.chunk = 12, 2, 3
 
     hook = fuzzing_hook(seed=args.seed, good_share=args.good_share)
     trace = load_task(args.preset).perfect_trace()

@@ -66,10 +66,13 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.1)
     parser.add_argument("--trees", type=int, default=2)
     parser.add_argument("--randomized", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.nodes, args.trees = 4, 1
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for slots in (4, 8):
+        for slots in (1,) if args.smoke else (4, 8):
             rows.append(gen_once(args.task, slots, args.nodes, args.noise, args.trees, Path(tmp),
                                  args.randomized))
             rows.append(run_once(args.task, slots, slots, Path(tmp), args.randomized))

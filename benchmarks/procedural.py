@@ -29,7 +29,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--slots", type=int, default=2)
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.tasks, args.episodes, args.slots = 3, 1, 1
     definition = LongSorting()
     started = time.perf_counter()
     tasks = [definition.generate(seed) for seed in range(args.tasks)]

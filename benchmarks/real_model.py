@@ -129,8 +129,9 @@ def bench_config(model: str, setting: str, options: dict, suite: Path, out: Path
                                    "--name", name, "--out", str(out)],
                                   check=False, capture_output=True, text=True, timeout=wall_limit)
             code = proc.returncode
+            stop = (proc.stderr.strip().splitlines() or [""])[-1] if code else ""
         except subprocess.TimeoutExpired:
-            code = "timeout"
+            code, stop = "timeout", f"still running after {wall_limit:g} s"
     wall = time.perf_counter() - started
     export = subprocess.run([magma, "runs", "export", f"bench.{name}", "--out", str(out), "--what", "steps"],
                             check=False, capture_output=True, text=True)
@@ -141,7 +142,8 @@ def bench_config(model: str, setting: str, options: dict, suite: Path, out: Path
     success = json.loads(report.read_text())["runs"][name]["success"] if report.exists() else {}
     m = measure(rows)
     tokens = [completion_tokens(r) for r in rows]
-    return {**m, "success": f"{success.get('num', 0)}/{success.get('den', 0)}", "exit": code, "wall_s": wall,
+    return {**m, "success": f"{success.get('num', 0)}/{success.get('den', 0)}", "exit": code, "stop": stop,
+            "wall_s": wall,
             "tokens_per_decision": sum(tokens) / len(tokens) if tokens else 0.0,
             "longest_reply": max(tokens, default=0), "over_cap": sum(t > options["max_tokens"] for t in tokens)}
 
@@ -159,11 +161,15 @@ def bench_main(args: argparse.Namespace) -> int:
               f"{'tok/dec':>7} {'s/dec':>6} {'longest':>7} {'>cap':>4} {'exit':>5} {'wall s':>7}")
         for model in models:
             for setting, options in DECODING.items():
+                if setting not in args.settings.split(","):
+                    continue
                 r = bench_config(model, setting, {**options, "timeout": args.timeout}, suite, out,
                                  args.max_decisions, args.wall_limit)
                 print(f"{model:<13} {setting:<8} {r['decisions']:>9} {r['calls_written']:>5} {r['valid_call_rate']:>6.0%} "
                       f"{r['success']:>7} {r['tokens_per_decision']:>7.1f} {r['s_per_decision']:>6.2f} "
                       f"{r['longest_reply']:>7} {r['over_cap']:>4} {r['exit']!s:>5} {r['wall_s']:>7.1f}", flush=True)
+                if r["stop"]:
+                    print(f"  stopped: {r['stop'][:200]}", flush=True)
     return 0
 
 
@@ -171,13 +177,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default=None, help="a bench suite (smoke): run it instead of the presets")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated models (with --suite)")
+    parser.add_argument("--settings", default="off,on", help="decoding settings to run (with --suite)")
     parser.add_argument("--wall-limit", type=float, default=900.0, help="seconds per bench run (with --suite)")
     parser.add_argument("--episodes", type=int, default=2)
     parser.add_argument("--max-decisions", type=int, default=6)
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated presets")
     parser.add_argument("--timeout", type=float, default=COMMON["timeout"],
                         help="seconds per model reply (raise it on a loaded machine)")
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        print(f"smoke: presets {args.presets}, suite {args.suite}; the real model part is skipped")
+        return 0
     if args.suite:
         args.timeout = args.timeout if args.timeout != COMMON["timeout"] else BENCH_COMMON["timeout"]
         return bench_main(args)

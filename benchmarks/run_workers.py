@@ -91,7 +91,10 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, nargs="+", default=[48, 192])
     parser.add_argument("--slots", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.episodes, args.preset = [1], "cube.PickPlace"
     for episodes in args.episodes:
         measure(args.preset, episodes, args.slots, args.rounds)
 

@@ -4,7 +4,8 @@ Runs the same action stream (``pd_joint_pos`` targets around the Panda's rest po
 through ``SimBatch(num_slots=1).step`` and through a raw ``gym.make`` env, alternating
 rounds (and their order) so machine noise hits both alike, and prints steps per second and their ratio
 (SimBatch / raw). Then prints the median cost of ``save_slot`` and ``restore_slot``, and,
-for information, the motion path (``step_physics``) and a 3-slot batch. Prints figures
+for information, the motion path (``step_physics``), a 3-slot batch, and what a fresh PhysX
+scene per episode costs (the default, for reproducible worlds) against an episode. Prints figures
 only; nothing is asserted.
 
     .venv/bin/python benchmarks/sim_overhead.py [--steps 300] [--rounds 5]
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import gymnasium as gym
 import torch
@@ -57,7 +60,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=300, help="save/restore samples")
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.steps, args.rounds, args.repeats = 10, 1, 5
     torch.set_num_threads(1)
 
     batch = SimBatch(ENV_ID, 1, seed=0, backend="cpu")
@@ -113,6 +119,33 @@ def main() -> None:
         f"  SimBatch(3).step          {step3:8.1f} slot-steps/s; get_state median {state_cost:.1f} us"
     )
     batch3.close()
+    fresh_scene_cost(args.rounds)
+
+
+def fresh_scene_cost(rounds: int) -> None:
+    """What starting an episode in a fresh PhysX scene costs (``SimBatch(fresh_scene=True)``,
+    the default), next to a plain reset and to one episode of the built-in presets."""
+    from magma_core.runs import RunSpec, run
+
+    batch = SimBatch(ENV_ID, 1, seed=0, backend="cpu")
+    env = batch.envs[0]
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for i in range(max(3, rounds)):
+        for fresh in (False, True) if i % 2 == 0 else (True, False):
+            start = time.perf_counter()
+            env.reset(seed=i, options={"reconfigure": fresh})
+            times[fresh].append(time.perf_counter() - start)
+    batch.close()
+    plain, fresh = (statistics.median(times[k]) * 1e3 for k in (False, True))
+    print(f"  reset {plain:.1f} ms; reset in a fresh PhysX scene {fresh:.1f} ms "
+          f"(+{fresh - plain:.1f} ms per episode)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for preset in ("cube.PickPlace", "sorting.SortAll"):
+            result = run(RunSpec(target=preset, episodes=2, slots=1, out=Path(tmp), name=preset,
+                                 backend="cpu"))
+            wall = statistics.median(s.wall_s for s in result.summaries) * 1e3
+            print(f"  {preset} episode {wall:.0f} ms: the fresh scene is "
+                  f"{(fresh - plain) / wall:.1%} of it")
 
 
 if __name__ == "__main__":

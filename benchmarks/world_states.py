@@ -31,7 +31,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--preset", default="sorting.SortAll")
     parser.add_argument("--episodes", type=int, default=4)
+    parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.smoke:
+        args.episodes = 1
     task = load_preset(args.preset)()
     with tempfile.TemporaryDirectory() as folder, Executor(task, num_slots=1, seed=0) as executor:
         store = RunStore(Path(folder) / "magma.db")

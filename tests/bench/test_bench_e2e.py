@@ -55,6 +55,18 @@ def test_trace_agent_succeeds_everywhere(suite_dir, tmp_path):
     assert all(r["num"] == r["den"] == 2 for r in trace["conditional_robustness"].values())
     assert trace["pass_k"] == {"1": 1.0, "2": 1.0}
     assert trace["terminal_status_counts"]["combined"] == {"success": 2}
+    # the printed report fits an 80-column terminal: nothing cut, every status named whole
+    from rich.console import Console
+
+    from magma_core.bench.report import print_report
+
+    console = Console(width=80, record=True, color_system=None)
+    print_report({"trace": trace}, console)
+    text = console.export_text()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    for status in trace["taxonomy"]:
+        assert all(word in text for word in status.split("_")), status
+    assert "trace: agent trace" in text
     # the same command again: nothing to run; an edited suite is refused with one line
     assert run_bench(BenchSpec(suite_dir, agent="trace", trials=2, slots=2, out=out,
                                name="trace")).ran == 0

@@ -48,3 +48,21 @@ def test_bench_run_sends_and_records_the_model_options(workdir):
     with open_store(workdir / "out", create=False) as store:
         config = store.get_run("bench.tiny")["config"]
     assert config["judge_options"] == {"max_tokens": 99} and config["model"] == model
+
+
+def test_runs_list_shows_runs_benchmarks_and_generations_with_their_agent(workdir):
+    from magma_core.store import open_generation_store, open_store
+
+    with open_store(workdir / "out", create=True) as store:
+        store.open_run("bench.b", "smoke", {"agent": "openai:m@http://h/v1", "bench": "b", "episodes": 5,
+                                            "model": {"name": "m", "endpoint": "http://h/v1", "options": {}}})
+        store.open_run("plain", "cube.PickPlace", {"agent": "trace", "episodes": 1})
+    with open_generation_store(workdir / "out") as gens:
+        gens.open_generation("g", "cube.PickPlace", {"agent": "noisy-trace:0.3", "trees": 2})
+    proc = magma("runs", "list", "--out", "out", cwd=workdir)
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split()[1]: line for line in proc.stdout.splitlines() if line.startswith("│")
+             and line.split()[1] in ("bench.b", "plain", "g")}
+    assert "benchmark" in lines["bench.b"] and "m @ http://h/v1" in lines["bench.b"]
+    assert "run" in lines["plain"] and "trace" in lines["plain"]
+    assert "generation" in lines["g"] and "noisy-trace:0.3" in lines["g"] and "2 trees" in lines["g"]

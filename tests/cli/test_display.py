@@ -148,3 +148,35 @@ def test_agent_notices_show_above_the_live_area():
     text = out.export_text()
     assert "agent: model call attempt 1/3 failed after 120.0 s" in text
     assert "agent: warning: the server may ignore tools" in text
+
+
+# -- why an episode did not succeed -----------------------------------------------------------
+def test_an_error_episode_shows_its_reason_and_the_traceback_command():
+    from magma_core.cli.display import failure_lines, finished_line, traceback_command
+
+    command = traceback_command("my run", "elsewhere")
+    failed = summary(3, "error", reason="KeyError while applying the state updates of press: "
+                     "'env state has no path'\nsecond line [red]not markup[/red]")
+    out = console(300)
+    out.print(finished_line(failed, command), highlight=False)
+    text = out.export_text()
+    assert "why: KeyError while applying the state updates of press" in text
+    assert "second line" not in text  # one line
+    assert "magma runs show 'my run' --episode 3 --traceback --out elsewhere" in text
+    capped = summary(4, "decision_cap", reason="reached the cap of 60 decisions")
+    lines = failure_lines([summary(0), failed, capped], command)
+    assert len(lines) == 2 and "reached the cap of 60 decisions" in lines[1]
+    assert "traceback" not in lines[1]  # only error episodes have one
+    assert finished_line(summary(0), command).count("\n") == 0  # a success: no why line
+    many = failure_lines([summary(k, "failed", reason="x") for k in range(15)], command, limit=10)
+    assert len(many) == 11 and "5 more" in many[-1]
+
+
+def test_the_traceback_command_omits_the_default_folder(monkeypatch):
+    from magma_core.cli.display import traceback_command
+
+    monkeypatch.delenv("MAGMA_OUT", raising=False)
+    assert traceback_command("r", "runs")(0) == "magma runs show r --episode 0 --traceback"
+    monkeypatch.setenv("MAGMA_OUT", "/tmp/store")
+    assert traceback_command("r", "/tmp/store")(1) == "magma runs show r --episode 1 --traceback"
+    assert traceback_command("r", "runs")(1).endswith("--out runs")

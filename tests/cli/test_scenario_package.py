@@ -64,6 +64,28 @@ def test_a_scenario_bug_ends_only_its_episode_and_the_exit_status_says_so(instal
     assert "RuntimeError: scenario bug in slot 1" in record["traceback"]
 
 
+def test_a_wrong_state_update_path_says_why_where_people_look(installed, tmp_path):
+    """The reason of an error episode is in ``magma run``'s output with the command that
+    prints its traceback; that command and ``test-tools`` print the traceback itself."""
+    run = magma("run", "buggy_cubes.WrongPath", "--out", "out", cwd=tmp_path, env=installed)
+    assert run.returncode == 1, run.stdout + run.stderr
+    flat = " ".join(run.stdout.split())  # rich may wrap long lines
+    reason = "KeyError while applying the state updates of switch_machine"
+    assert flat.count(reason) == 2  # the live line and under the table
+    command = "magma runs show buggy_cubes.WrongPath --episode 0 --traceback --out out"
+    assert command in flat
+    shown = magma(*command.split()[1:], cwd=tmp_path, env=installed)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("episode 0: error\nreason: " + reason)
+    assert "Traceback (most recent call last)" in shown.stdout and "machine_onn" in shown.stdout
+    tester = magma("test-tools", "buggy_cubes.WrongPath", cwd=tmp_path, env=installed,
+                   stdin="switch_machine(on=True)\nexit\n")
+    assert tester.returncode == 0, tester.stdout + tester.stderr
+    assert "[slot 0] finished task: error" in tester.stdout
+    assert f"[slot 0] reason: {reason}" in tester.stdout
+    assert "[slot 0] traceback:\nTraceback (most recent call last)" in tester.stdout
+
+
 def test_the_tutorial_definition_generates_and_runs_randomised(installed, tmp_path):
     chains = magma("scenarios", "test-requests", "my_cubes.Shuffle", "--seeds", "2",
                    cwd=tmp_path, env=installed)

@@ -100,7 +100,8 @@ def test_next_stage_shows_the_user_instruction(workdir):
 
 # -- the REPL loop on a stand-in engine (no simulator) -------------------------------------
 class FakeExecutor:
-    """Two stages; any tool call finishes the first, ``say`` finishes the second."""
+    """Two stages; any tool call finishes the first, ``say`` finishes the second (the
+    ``Engine`` members the REPL reads)."""
 
     def __init__(self, robots: tuple[str, ...] = ("panda",)) -> None:
         self.task = NS(name="Fake")
@@ -119,13 +120,22 @@ class FakeExecutor:
         index = min(self.stage, len(self.stages) - 1)
         return NS(kind="user", instruction=f"Do stage {index + 1}.", feedback=None,
                   stage_index=index, num_stages=2, text_only=index == 1, episode_over=over,
-                  status="success" if over else "running")
+                  status="success" if over else "running", tools=self.tool_descriptions)
 
     def agent_view(self, slot: int) -> NS:
         return self.view()
 
+    def task_of(self, slot: int) -> NS:
+        return self.task
+
+    def stages_for(self, task: object = None) -> list:
+        return self.stages
+
     def status(self, slot: int) -> str:
         return self.view().status
+
+    def record(self, slot: int) -> NS:
+        return NS(status=self.view().status, reason="", traceback=None)
 
     def reset(self) -> None:
         self.stage = 0

@@ -129,3 +129,36 @@ def test_goal_round_trip(goal: BaseGoal) -> None:
 def test_goal_from_spec_checks_the_class() -> None:
     with pytest.raises(TypeError):
         At.from_spec(NotAt("cube", "bin").to_spec())
+
+
+def test_a_goal_result_of_the_wrong_dtype_or_shape_is_refused_with_its_name() -> None:
+    from magma_core.simulation.data_structures import StageInput, UserInstruction
+    from magma_core.simulation.stage import BaseTaskStage
+
+    class Returns(BaseGoal):
+        def __init__(self, value) -> None:
+            self.value = value
+
+        def verify(self, obs: dict) -> torch.Tensor:
+            return self.value
+
+    def stage(value) -> BaseTaskStage:
+        class Once(BaseTaskStage):
+            target_tool_calls, max_tool_calls = 1, 2
+
+            def _to_spec_arguments(self):
+                return {}
+
+        made = Once(goals=[Returns(value)], stage_goal_description="d",
+                    stage_input=StageInput(UserInstruction("Do it."), False))
+        return made
+
+    for value, words in [(torch.tensor([True, False]), "bool tensor"),
+                         (torch.tensor([1.0, 0.0]), "float32 tensor"),
+                         (torch.tensor([[1], [0]]), "1-D tensor"),
+                         (torch.tensor([1]), "1 scores for 2 envs")]:
+        with pytest.raises(ValueError, match="Returns") as info:
+            stage(value).verif_env_completion({}, num_envs=2)
+        assert words in str(info.value)
+    scores = stage(torch.tensor([1, 0], dtype=torch.int32)).verif_env_completion({}, num_envs=2)
+    assert scores.tolist() == [1, 0]

@@ -1,7 +1,7 @@
 """Every example script the guides include runs and its own checks pass.
 
-The guides include these files with ``--8<--`` snippets, so what a reader sees is what runs
-here. Each script runs in its own process, as a reader would run it.
+The guides show these files' code inline, checked equal to them (``test_guides.py``), so
+what a reader sees is what runs here. Each script runs in its own process, as a reader would run it.
 """
 
 from __future__ import annotations
@@ -19,11 +19,17 @@ EXAMPLES = ROOT / "examples"
 PACKAGE = EXAMPLES / "my_magma_scenarios"
 
 
-def example_scripts() -> list[Path]:
-    """The runnable examples: files with a ``__main__`` guard, outside the package."""
+#: Examples that train a real model: run by their opt-in target (``make test-rl``), not here.
+OPT_IN = ("rl/train_grpo_smollm2.py",)
+
+
+def example_scripts(*, opt_in: bool = False) -> list[Path]:
+    """The runnable examples: files with a ``__main__`` guard, outside the package (with
+    ``opt_in``, also those only an opt-in target runs)."""
     return sorted(
         p for p in EXAMPLES.rglob("*.py")
         if PACKAGE not in p.parents and 'if __name__ == "__main__":' in p.read_text()
+        and (opt_in or p.relative_to(EXAMPLES).as_posix() not in OPT_IN)
     )
 
 

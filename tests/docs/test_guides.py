@@ -1,23 +1,32 @@
-"""The guides show the example files as they are: included by the docs build, never copied.
-
-(The strict build, ``test_site.py``, fails on a snippet whose file is gone.)
-"""
+"""The guides show the example files as they are: their code is in the Markdown itself (so a
+page reads on a forge) and every such block equals the file or section it names."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from .example_blocks import example_blocks, example_text
 from .test_examples import EXAMPLES, PACKAGE, example_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-SNIPPET = re.compile(r'^--8<-- "([^"]+?)(?::[\w-]+)?"$', re.M)
 
 
 def included_files(page: Path) -> set[str]:
-    """Paths (relative to the repository) that ``page`` includes with snippets."""
-    return set(SNIPPET.findall(page.read_text()))
+    """Paths (relative to the repository) whose code ``page`` shows in example blocks."""
+    return {path for path, _, _ in example_blocks(page)}
+
+
+def test_every_example_block_equals_the_code_it_names():
+    pages = sorted(DOCS.rglob("*.md"))
+    blocks = [(page, *block) for page in pages for block in example_blocks(page)]
+    assert len(blocks) >= 36
+    for page, path, section, shown in blocks:
+        where = f"{page.relative_to(ROOT)} shows {path}{':' + section if section else ''}"
+        assert shown == example_text(path, section), f"{where}: the block differs from the file"
+    for page in pages:  # no include left: the code must be readable in the Markdown
+        assert "--8<--" not in page.read_text(), page
 
 
 def test_first_scenario_guide_shows_every_file_of_the_example_package():
@@ -38,13 +47,13 @@ def test_first_scenario_guide_shows_every_file_of_the_example_package():
 
 def test_every_example_script_is_shown_by_a_page():
     shown = set().union(*(included_files(p) for p in DOCS.rglob("*.md")))
-    for script in example_scripts():
+    for script in example_scripts(opt_in=True):
         assert script.relative_to(ROOT).as_posix() in shown, f"no page shows {script}"
 
 
 def test_every_example_module_is_used():
     """Helper modules of the examples (no ``__main__``) are imported by some script."""
-    scripts = example_scripts()
+    scripts = example_scripts(opt_in=True)
     sources = "\n".join(p.read_text() for p in scripts)
     for module in EXAMPLES.rglob("*.py"):
         if PACKAGE in module.parents or module in scripts:

@@ -11,7 +11,7 @@ from magma_core.agents import TraceAgent
 from magma_core.agents.base import Agent, NoAnswer
 from magma_core.protocol.agent import AgentOutput, AgentRequest, AgentResponse
 from magma_core.runs.agent_requests import Pacing
-from magma_core.runs.loop import DECISION_CAP, NO_ACTION, LoopLimits, RunLoop
+from magma_core.runs.loop import DECISION_CAP, NO_ACTION, TRACE_EXHAUSTED, LoopLimits, RunLoop
 from magma_core.scenarios import load_preset
 from magma_core.simulation.executor import Executor
 from magma_core.store import RunStore
@@ -89,6 +89,33 @@ def test_decision_cap_ends_an_episode_that_keeps_calling(pick_place, tmp_path):
     assert summaries[0].status == DECISION_CAP and summaries[0].decisions == 3
     calls = store.episode_record("r", 0)["steps"][0]["calls"]
     assert calls[0]["failure_flag"] == "bad_call" and "Unknown object" in calls[0]["message"]
+
+
+def test_a_trace_that_runs_out_ends_the_episode_trace_exhausted(pick_place, tmp_path):
+    """Without its closing message the trace has no decision for the text-only stage: the
+    episode ends there (not after dozens of empty decisions at the cap)."""
+    task, executor = pick_place
+    decisions = [d for d in task.perfect_trace().decisions() if d.tool_calls]  # no answer
+    store, summaries = _run(task, executor, TraceAgent(decisions), tmp_path, episodes=1)
+    summary = summaries[0]
+    assert summary.status == TRACE_EXHAUSTED and summary.decisions == len(decisions) + 1
+    assert summary.stages_passed == 1
+    assert "reference trace ran out" in summary.reason and "all were replayed" in summary.reason
+    assert store.episodes("r")[0].reason == summary.reason
+
+
+def test_trace_user_events_are_checked_against_the_stage_instructions(pick_place):
+    from magma_core.simulation.tasks import PerfectTrace, UserEvent
+    from magma_core.simulation.tasks.perfect_trace import user_event_mismatches
+
+    task, _ = pick_place
+    trace = task.perfect_trace()
+    assert user_event_mismatches(trace, list(task.stages)) == []
+    edited = PerfectTrace([UserEvent("Put the cube in zone B."),
+                           *[e for e in trace.events if not isinstance(e, UserEvent)]])
+    problems = user_event_mismatches(edited, list(task.stages))
+    assert problems and "UserEvent 0 says 'Put the cube in zone B.'" in problems[0]
+    assert "stage 1 instructs" in problems[0]
 
 
 def test_agent_errors_are_recorded_and_count_as_no_action(pick_place, tmp_path):

@@ -5,7 +5,13 @@ import sys
 
 import pytest
 
-from magma_core.scenarios import ScenarioError, ScenarioManifest, get_scenario, list_scenarios
+from magma_core.scenarios import (
+    ScenarioError,
+    ScenarioManifest,
+    get_scenario,
+    list_scenarios,
+    provider_problems,
+)
 from magma_core.scenarios.registry import _split
 
 
@@ -75,20 +81,26 @@ def providers(monkeypatch):
     registry.clear_cache()
 
 
-def test_duplicate_ids_name_both_providers(providers):
+def test_duplicate_ids_name_both_providers_and_the_others_still_list(providers):
     providers(
         _EntryPoint("dup", ScenarioManifest("dup"), dist="first"),
         _EntryPoint("dup", ScenarioManifest("dup"), dist="second"),
+        _EntryPoint("fine", ScenarioManifest("fine"), dist="third"),
     )
-    with pytest.raises(ScenarioError, match="duplicate scenario id 'dup'") as info:
-        list_scenarios()
-    assert "first" in str(info.value) and "second" in str(info.value)
+    assert [m.id for m in list_scenarios()] == ["fine"]
+    (problem,) = provider_problems()
+    assert "duplicate scenario id 'dup'" in problem and "first" in problem and "second" in problem
+    with pytest.raises(ScenarioError, match="duplicate scenario id 'dup'"):
+        get_scenario("dup")
+    with pytest.raises(ScenarioError, match="1 provider\\(s\\) could not be loaded"):
+        get_scenario("nope")
 
 
 def test_entry_point_name_must_equal_the_id(providers):
-    providers(_EntryPoint("alias", ScenarioManifest("real")))
-    with pytest.raises(ScenarioError, match="entry-point name must equal it"):
-        list_scenarios()
+    providers(_EntryPoint("alias", ScenarioManifest("real"), dist="aliasing-pkg"))
+    assert list_scenarios() == []
+    (problem,) = provider_problems()
+    assert "entry-point name must equal it" in problem and "aliasing-pkg" in problem
 
 
 def test_env_ids_shared_only_with_the_same_module(providers):
@@ -98,17 +110,21 @@ def test_env_ids_shared_only_with_the_same_module(providers):
     assert [m.id for m in list_scenarios()] == ["a", "b"]
     providers(_EntryPoint("a", same), _EntryPoint("b", ScenarioManifest(
         "b", environments={"Env-v1": "other.env"}), dist="other"))
+    assert [m.id for m in list_scenarios()] == ["a"]
     with pytest.raises(ScenarioError, match="Env-v1"):
-        list_scenarios()
+        get_scenario("b")
 
 
-def test_broken_or_wrong_provider_is_a_clear_error(providers):
-    providers(_EntryPoint("x", ImportError("no module named foo")))
+def test_a_broken_provider_is_reported_with_its_package_and_the_others_list(providers):
+    providers(_EntryPoint("x", ImportError("no module named foo"), dist="broken-pkg"),
+              _EntryPoint("y", {"id": "y"}, dist="wrong-pkg"),
+              _EntryPoint("ok", ScenarioManifest("ok")))
+    assert [m.id for m in list_scenarios()] == ["ok"]
+    problems = provider_problems()
+    assert "broken-pkg" in problems[0] and "failed to load: no module named foo" in problems[0]
+    assert "wrong-pkg" in problems[1] and "is not a ScenarioManifest" in problems[1]
     with pytest.raises(ScenarioError, match="failed to load: no module named foo"):
-        list_scenarios()
-    providers(_EntryPoint("x", {"id": "x"}))
-    with pytest.raises(ScenarioError, match="is not a ScenarioManifest"):
-        list_scenarios()
+        get_scenario("x")
 
 
 def test_load_preset_checks_the_class(providers):

@@ -171,3 +171,23 @@ def test_episodes_filter_by_status(page, viewer, live_store):
     expect(rows.first).to_have_attribute("data-episode", "1")
     rows.first.click()  # an episode stored without world states: the replay says so
     expect(page.get_by_test_id("replay")).to_contain_text("No world states were recorded")
+
+
+def test_the_list_fits_a_1280_px_window(browser, viewer, live_store):
+    """Long run names and agent URLs wrap: the list needs no horizontal scrolling at 1280 px."""
+    from magma_core.store import open_store
+
+    name = "a-long-benchmark-name-" + "x" * 60
+    with open_store(live_store, create=False) as store:
+        store.open_run(name, "cube.Machine", {"agent": "openai:" + "model-" * 8 + "@http://127.0.0.1:65535/v1",
+                                              "episodes": 1})
+    copy_episode(live_store, "machine", 0, name, 0, world=False)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(viewer.url + "/")
+        expect(page.locator(f"tr[data-item='{name}']")).to_have_count(1, timeout=10_000)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 1280, width
+    finally:
+        context.close()

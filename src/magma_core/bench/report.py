@@ -118,15 +118,15 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
     for k in reports[runs[0]]["pass_k"]:
         t.add_row(k, *[_fmt(reports[r]["pass_k"].get(k)) for r in runs])
     console.print(t)
-    t = Table(title="Terminal statuses by condition")
-    t.add_column("run / condition")
-    taxonomy = reports[runs[0]]["taxonomy"]
-    for s in taxonomy:
-        t.add_column(s.replace("_", " "))
-    for run in runs:
-        for c, counts in reports[run]["terminal_status_counts"].items():
-            t.add_row(f"{run} / {c}", *[str(counts.get(s, 0)) for s in taxonomy])
-    console.print(t)
+    for run in runs:  # statuses as rows, conditions as columns: fits an 80-column terminal
+        counts = reports[run]["terminal_status_counts"]
+        t = Table(title=f"Terminal statuses by condition: {run}")
+        t.add_column("status", min_width=max(len(w) for s in reports[runs[0]]["taxonomy"] for w in s.split("_")))
+        for c in counts:
+            t.add_column(c.replace("_", " "), justify="right", max_width=12)
+        for s in reports[runs[0]]["taxonomy"]:
+            t.add_row(s.replace("_", " "), *[str(counts[c].get(s, 0)) for c in counts])
+        console.print(t)
     t = _runs_table("Usage and cost", runs)
     for key in reports[runs[0]]["usage"]:
         t.add_row(key, *[_fmt(reports[r]["usage"][key]) for r in runs])

@@ -6,6 +6,7 @@
 | ``failed`` | ``non_requested_action`` | a stage's verification failed: the agent did something other than what was asked (e.g. a tool call on a text-only stage that forbids tools) |
 | ``exceeded`` | ``budget_exceeded`` | a stage's tool-call budget ran out |
 | ``decision_cap`` | ``budget_exceeded`` | the episode's decision cap (``max_decisions``) |
+| ``trace_exhausted`` | ``invalid_format`` | the (noisy) trace agent had no decision left: its reference trace ends before the task |
 | ``no_action``, the idle decisions include a text answer | ``textual_hallucination`` | the agent answered in text (claiming work it did not do) where an action was needed |
 | ``no_action``, every idle decision unusable | ``invalid_format`` | the replies could not be parsed (malformed output, an error candidate) or were empty |
 | ``no_action`` without its record | ``non_physical_exceeded`` | 3 decisions in a row without a tool call on an action stage |
@@ -33,6 +34,7 @@ STATUS_MAP = {
     "failed": "non_requested_action",
     "exceeded": "budget_exceeded",
     "decision_cap": "budget_exceeded",
+    "trace_exhausted": "invalid_format",
     "no_action": "non_physical_exceeded",
     "judge_unavailable": "judge_failure",
     "error": "env_failure",

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
+from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.run import non_negative_int, positive_int, run_name
 from magma_core.cli.video import VIDEO_CHOICES
@@ -41,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="worker processes (with --ray: engine actors), --slots trials each (1)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of trial 0 (0)")
     p.add_argument("--name", type=run_name, default=None, help="benchmark run name; same name resumes")
-    p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
+    p.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
     p.add_argument("--max-decisions", type=positive_int, default=None,
                    help="decision cap per trial (default: magma run's, 60)")
@@ -53,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = bench.add_parser("report", help="metrics of benchmark runs: tables, --html, --json")
     p.add_argument("name", help="benchmark run name")
     p.add_argument("--compare", nargs="+", default=[], metavar="OTHER", help="runs to put side by side")
-    p.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
+    p.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     p.add_argument("--html", type=Path, default=None, help="write one self-contained HTML page")
     p.add_argument("--json", type=Path, default=None, help="write the metrics as JSON")
     prices = p.add_mutually_exclusive_group()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from rich import box
@@ -19,6 +21,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from magma_core.cli.out_folder import default_out
+
 STATUS_STYLE = {"success": "green", "error": "bold red", "running": "cyan"}
 
 
@@ -29,7 +33,9 @@ class EpisodeProgress:
     area, so the live area stays as tall as the number of slots, however many episodes run.
     """
 
-    def __init__(self, console: Console, total: int) -> None:
+    def __init__(self, console: Console, total: int,
+                 traceback_command: Callable[[int], str] | None = None) -> None:
+        self.traceback_command = traceback_command
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=20),
@@ -81,17 +87,58 @@ class EpisodeProgress:
             task_id = self.lines.pop(episode.episode, None)
             if task_id is not None:
                 self.progress.remove_task(task_id)
-            self.progress.console.print(finished_line(payload), highlight=False)
+            self.progress.console.print(
+                finished_line(payload, self.traceback_command), highlight=False
+            )
             self.progress.advance(self.overall)
 
 
-def finished_line(summary: Any) -> str:
-    """The line printed above the live area when an episode ends (rich markup)."""
-    return (
+def finished_line(summary: Any, traceback_command: Callable[[int], str] | None = None) -> str:
+    """The line printed above the live area when an episode ends (rich markup). An episode
+    that did not succeed gets its one-line reason; an ``error`` episode also the command
+    that prints its traceback (``traceback_command(episode)``)."""
+    line = (
         f"episode {summary.episode:>3} [{_style(summary.status)}] "
         f"{summary.stages_passed}/{summary.stages_total} stages, "
         f"{summary.tool_calls} tool calls, {summary.decisions} decisions, {summary.wall_s:.1f}s"
     )
+    why = why_line(summary, traceback_command)
+    return f"{line}\n      {why}" if why else line
+
+
+def one_line(text: str, limit: int = 240) -> str:
+    """``text``'s first line, cut to ``limit`` characters, safe to print (rich markup escaped)."""
+    from magma_core.text_safety import safe_text
+
+    first = safe_text(str(text or "")).strip().splitlines()
+    line = first[0] if first else ""
+    return escape(line if len(line) <= limit else line[: limit - 1] + "…")
+
+
+def why_line(summary: Any, traceback_command: Callable[[int], str] | None = None) -> str:
+    """``why: REASON`` for an episode that did not succeed ("" for a success), with
+    ``(traceback: COMMAND)`` for an ``error`` episode (rich markup)."""
+    if summary.status == "success":
+        return ""
+    reason = one_line(getattr(summary, "reason", "")) or "no reason recorded"
+    line = f"why: {reason}"
+    if summary.status == "error" and traceback_command is not None:
+        line += f"  [dim](traceback: {escape(traceback_command(summary.episode))})[/dim]"
+    return line
+
+
+def failure_lines(summaries: Sequence[Any],
+                  traceback_command: Callable[[int], str] | None = None,
+                  limit: int = 10) -> list[str]:
+    """One line per episode that did not succeed, ``episode K [status] why: …`` (rich markup),
+    printed under the result table; after ``limit`` of them, one line counting the rest."""
+    failed = [s for s in summaries if s.status != "success"]
+    lines = [f"episode {s.episode:>3} [{_style(s.status)}] {why_line(s, traceback_command)}"
+             for s in failed[:limit]]
+    if len(failed) > limit:
+        lines.append(f"... and {len(failed) - limit} more episode(s) that did not succeed "
+                     "(magma runs show NAME --episode K --traceback)")
+    return lines
 
 
 def _line(episode: int, slot: int, stage: int, stages: int, status: str, decisions: int) -> str:
@@ -197,6 +244,13 @@ def wrap_clauses(line: str, width: int, indent: str = "  ") -> str:
             lines[-1] += ","
             lines.append(f"{indent}{clause}")
     return "\n".join(lines)
+
+
+def traceback_command(name: str, out: Path) -> Callable[[int], str]:
+    """``episode -> the command that prints that episode's reason and traceback``."""
+    where = "" if Path(out) == default_out() else f" --out {shlex.quote(str(out))}"
+    return lambda episode: (f"magma runs show {shlex.quote(name)} --episode {episode} "
+                            f"--traceback{where}")
 
 
 def make_console() -> Console:

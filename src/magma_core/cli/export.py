@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from magma_core.cli import CliError
+from magma_core.cli.out_folder import OUT_HELP, default_out
 
 
 def _ratio(text: str) -> float:
@@ -39,11 +40,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("export", help="write training data from a generation or a run")
     parser.add_argument("name", help="a generation or run name in the store")
     parser.add_argument("--format", choices=FORMATS, default="chat-jsonl", help="chat-jsonl (default), preference-jsonl or hf")
-    parser.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
+    parser.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     parser.add_argument("--output", type=Path, default=None, help="folder to write (OUT/exports/NAME-FORMAT)")
     parser.add_argument("--min-score", type=_score, default=0.1, help="drop situations whose best score is at most this (0.1)")
     parser.add_argument("--validation-ratio", type=_ratio, default=0.05, help="share of trees for validation (0.05)")
     parser.add_argument("--split-seed", type=_seed, default=42, help="seed of the train/validation split (42)")
+    parser.add_argument("--chat-template", default=None, metavar="SOURCE",
+                        help="render chat rows into a 'text' field with a chat template: chatml-tools "
+                        "(shipped, tool-aware), a tokenizer folder, its tokenizer_config.json or a .jinja "
+                        "file; rows whose tool calls or results it drops are refused")
     parser.add_argument("--shuffle-seed", type=_seed, default=42, help="seed of the tool and attribute orders (42)")
     parser.add_argument("--no-coached", action="store_true",
                         help="leave out a generation's coached and recovery candidates (and what grew from them)")
@@ -60,7 +65,7 @@ def export(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     settings = ExportSettings(format=args.format, min_score=args.min_score,
                               validation_ratio=args.validation_ratio, split_seed=args.split_seed,
-                              shuffle_seed=args.shuffle_seed)
+                              shuffle_seed=args.shuffle_seed, chat_template=args.chat_template)
     output = args.output or args.out / "exports" / f"{args.name}-{args.format}"
     try:
         report = write_export(forest, settings, output)

@@ -13,6 +13,7 @@ from typing import Any
 
 from magma_core.cli import CliError
 from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import ray_cluster_from
 from magma_core.cli.run import (
     non_negative_float,
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of tree 0 (0)")
     parser.add_argument("--max-decisions", type=positive_int, default=60, help="decisions per branch (60)")
     parser.add_argument("--name", type=run_name, default=None, help="generation name; same name resumes")
-    parser.add_argument("--out", type=Path, default=Path("runs"), help="store folder (runs)")
+    parser.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     parser.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
     parser.add_argument("--randomized", action="store_true",
                         help="each tree's agent sees a random public vocabulary (tool, parameter and "

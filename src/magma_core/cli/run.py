@@ -11,11 +11,14 @@ from typing import Any
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
 from magma_core.cli.display import (
     EpisodeProgress,
+    failure_lines,
     make_console,
     results_table,
     totals_line,
+    traceback_command,
     wrap_clauses,
 )
+from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.video import VIDEO_CHOICES, render_run_videos
 from magma_core.text_safety import safe_text
@@ -95,7 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="worker processes (with --ray: engine actors), K slots each (1)",
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of episode 0 (0)")
-    parser.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
+    parser.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     parser.add_argument("--name", type=run_name, default=None, help="run name; same name resumes")
     parser.add_argument(
         "--max-decisions", type=positive_int, default=60, help="decision cap per episode (60)"
@@ -178,8 +181,9 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 class _Display:
     """The run's listener: a warning line, the resume line, then the live progress."""
 
-    def __init__(self, console: Any) -> None:
+    def __init__(self, console: Any, out: Path) -> None:
         self.console = console
+        self.out = out
         self.progress: EpisodeProgress | None = None
 
     def on_event(self, event: str, episode: Any, payload: Any) -> None:
@@ -193,7 +197,8 @@ class _Display:
                     f"resuming run {payload.name!r}: {payload.stored} episode(s) already stored"
                 )
             if payload.todo:
-                self.progress = EpisodeProgress(self.console, len(payload.todo)).__enter__()
+                command = traceback_command(payload.name, self.out)
+                self.progress = EpisodeProgress(self.console, len(payload.todo), command).__enter__()
         elif self.progress is not None:
             self.progress.on_event(event, episode, payload)
 
@@ -208,12 +213,14 @@ def run(args: argparse.Namespace) -> int:
     from magma_core.runs import run as run_spec
 
     console = make_console()
-    display = _Display(console)
+    display = _Display(console, args.out)
     try:
         result = run_spec(spec_from_args(args), display.on_event)
     finally:
         display.close()
     console.print(results_table(result.name, result.summaries))
+    for line in failure_lines(result.summaries, traceback_command(result.name, args.out)):
+        console.print(line, highlight=False)
     totals = totals_line(result.summaries, elapsed_s=result.elapsed_s)
     console.print(wrap_clauses(totals, console.width), highlight=False)
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")

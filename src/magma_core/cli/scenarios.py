@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rich.console import Console
 from rich.table import Table
 
 from magma_core.cli import CliError
-from magma_core.scenarios import ScenarioError, get_scenario, list_scenarios
+from magma_core.scenarios import ScenarioError, get_scenario, list_scenarios, provider_problems
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,6 +33,8 @@ def _list(args: argparse.Namespace) -> int:
     for m in manifests:
         table.add_row(m.id, ", ".join(sorted(m.presets)), ", ".join(sorted(m.environments)))
     Console().print(table)
+    for line in provider_problems():  # the others still list
+        print(f"magma: warning: {line}", file=sys.stderr)
     return 0
 
 

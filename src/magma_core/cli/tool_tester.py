@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from magma_core.cli.repl_parser import ReplCommand, ReplSyntaxError, parse_command
 from magma_core.cli.run import add_skills_option, non_negative_int, positive_int
+from magma_core.text_safety import safe_text
 
 if TYPE_CHECKING:
     from magma_core.simulation.executor.engine import Engine
@@ -202,11 +203,25 @@ class Repl:
         self.show_skills(slot)
         if view.episode_over:
             self.say(f"[slot {slot}] finished task: {outcome.status}")
+            self.show_end(slot)
             return
         lead = "still on stage" if view.stage_index == stage_before else "next stage"
         self.say(f"[slot {slot}] {lead} {self.describe_stage(view)}")
         if view.kind == "user":
             self.say(f"[slot {slot}] instruction: {_shown(view)}")
+
+    def show_end(self, slot: int) -> None:
+        """Why the slot's episode ended (unless it succeeded) and, after an error in the
+        scenario (a tool, verifier, goal, transition or state update that raised or handed
+        back bad state), the traceback."""
+        record = self.executor.record(slot)
+        if record.status == "success":
+            return
+        if record.reason:
+            self.say(f"[slot {slot}] reason: {safe_text(record.reason)}")
+        if record.traceback:
+            self.say(f"[slot {slot}] traceback:")
+            self.say(safe_text(record.traceback).rstrip())
 
     def show_skills(self, slot: int) -> None:
         """With skills: each robot's status, and the work suspended by an interruption."""

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.user_error import UserError
 
 VIDEO_CHOICES = ("all", "failures")
@@ -17,7 +18,7 @@ def add_video_parser(actions: argparse._SubParsersAction) -> None:
     video = actions.add_parser("video", help="render an episode's top-down replay to an mp4")
     video.add_argument("name", help="run name")
     video.add_argument("--episode", type=int, required=True, help="episode index")
-    video.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
+    video.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     video.add_argument(
         "--output", type=Path, default=None,
         help="mp4 file to write (default OUT/videos/NAME/episode-K.mp4)",

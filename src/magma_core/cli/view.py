@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.serve_agent import _port
 from magma_core.user_error import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("view", help="browse stored runs and replay episodes in a web page")
-    parser.add_argument("--out", type=Path, default=Path("runs"), help="run store folder (runs)")
+    parser.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; another address exposes the store to the network)")
     parser.add_argument(
         "--port", type=_port, default=8765, help="port (default 8765; 0 picks a free one)"

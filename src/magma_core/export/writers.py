@@ -20,6 +20,7 @@ from typing import Any
 
 from magma_core import __version__
 from magma_core.export.chat import assistant_for, conversation, model_view
+from magma_core.export.chat_template import ChatTemplate
 from magma_core.export.rows import ExportForest
 from magma_core.gen import scores as sc
 
@@ -37,6 +38,7 @@ class ExportSettings:
     split_seed: int = 42
     shuffle_seed: int = 42
     preference_margin: float = sc.KEEP_MARGIN
+    chat_template: str | None = None  # render chat rows into "text" (see export.chat_template)
 
 
 @dataclass
@@ -50,10 +52,14 @@ class ExportReport:
     warnings: list[str] = field(default_factory=list)
 
 
-def chat_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str, dict[str, Any]]]:
+def chat_rows(forest: ExportForest, settings: ExportSettings,
+              refused: list[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """``(group, row)`` per kept path, and per validated coaching repair the path through it
-    (also when the failed decision above it was not kept: the row teaches the recovery)."""
+    (also when the failed decision above it was not kept: the row teaches the recovery); with
+    ``settings.chat_template`` each row gets its rendered ``text``, and a row the template would
+    damage is left out (its id and the reason go to ``refused``)."""
     kept, _ = forest.selected(settings.min_score)
+    template = ChatTemplate(settings.chat_template) if settings.chat_template else None
     rows = []
     paths = list(forest.kept_paths(kept))
     ends = {p[-1][1].key for p in paths}
@@ -67,7 +73,15 @@ def chat_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str,
         messages, tools = conversation(path, settings.shuffle_seed, key, **model_view(forest))
         origins = {c.origin for _, c in path}
         origin = next((o for o in ("recovery", "coached") if o in origins), "model")
-        rows.append((path[0][0].group, {"id": key, "messages": messages, "tools": tools, "origin": origin}))
+        row = {"id": key, "messages": messages, "tools": tools, "origin": origin}
+        if template is not None:
+            text, reason = template.render(row)
+            if text is None:
+                if refused is not None:
+                    refused.append(f"{key}: {reason}")
+                continue
+            row["text"] = text
+        rows.append((path[0][0].group, row))
     return rows
 
 
@@ -149,7 +163,9 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     """Write ``forest`` in ``settings.format`` under the folder ``output`` (see the module)."""
     if settings.format not in FORMATS:
         raise ValueError(f"unknown format {settings.format!r}: use one of {', '.join(FORMATS)}")
-    rows = preference_rows(forest, settings) if settings.format == "preference-jsonl" else chat_rows(forest, settings)
+    refused: list[str] = []
+    rows = (preference_rows(forest, settings) if settings.format == "preference-jsonl"
+            else chat_rows(forest, settings, refused))
     source_digest = hashlib.sha256(
         json.dumps([forest.sources, [r for _, r in rows]], sort_keys=True, default=str).encode()
     ).hexdigest()
@@ -158,6 +174,9 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     ).encode()).hexdigest()
     warning = split_warning(len({g for g, _ in rows}), settings.validation_ratio)
     warnings = [warning] if warning else []
+    if refused:
+        warnings.append(f"{len(refused)} rows refused by chat template {settings.chat_template}: {refused[0]}"
+                        + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""))
     if _unchanged(output, signature):
         manifest = json.loads((output / MANIFEST).read_text())
         return ExportReport(output, True, manifest["rows"], manifest["files"], warnings)

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.spec import model_facts
 from magma_core.gen.coaching.manager import CoachingSettings
 from magma_core.gen.generator import GenSettings
 from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.limits import LoopLimits
 from magma_core.runs.ray_cluster import RayCluster
 from magma_core.runs.spec import RunSpec
+from magma_core.store import default_out
 from magma_core.user_error import UserError
 
 
@@ -42,7 +44,7 @@ class GenSpec:
     seed: int = 0
     limits: LoopLimits = field(default_factory=LoopLimits)
     name: str | None = None
-    out: Path = Path("runs")
+    out: Path = field(default_factory=default_out)  # $MAGMA_OUT, else runs
     backend: str = "auto"
     randomized: bool = False
     agent_options: dict[str, Any] = field(default_factory=dict)
@@ -87,9 +89,13 @@ class GenSpec:
 
     def config(self) -> dict[str, Any]:
         """The generation's configuration as stored with it."""
-        return {**self.shape(), "agent": self.agent, "slots": self.slots,
-                "max_nodes": self.max_nodes, "trees": self.trees,
-                **({"ray": True} if self.ray is not None else {})}
+        config = {**self.shape(), "agent": self.agent, "slots": self.slots,
+                  "max_nodes": self.max_nodes, "trees": self.trees,
+                  **({"ray": True} if self.ray is not None else {})}
+        model = model_facts(self.agent, self.agent_options)
+        if model is not None:  # the model behind the agent: name, endpoint, options
+            config["model"] = model
+        return config
 
 
 @dataclass(frozen=True)

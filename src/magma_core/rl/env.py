@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -50,7 +51,7 @@ from magma_core.runs.loop import build_input, initial_memory
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
-from magma_core.store import episode_rows, episode_summary, open_store
+from magma_core.store import STORE_FILE, RunStore, episode_rows, episode_summary
 from magma_core.user_error import UserError
 
 TRUNCATED = "truncated"  # ended by the trainer
@@ -213,7 +214,9 @@ class TrainingEnv:
         self._running: dict[int, Rollout] = {}
         self._groups = 0
         self._async: _Batcher | None = None
-        self.store = open_store(out) if store else None
+        # Rollouts may end in the async path's worker thread: every use of the store is under
+        # ``_lock``, so one connection serves both threads.
+        self.store = RunStore(_store_file(out), check_same_thread=False) if store else None
         self._next_episode = 0
         if self.store is not None:
             self.store.open_run(self.name, source.name, self.config())
@@ -249,6 +252,20 @@ class TrainingEnv:
                     self._free.appendleft(slot)
             self._groups += 1
             return Group(self, self._groups, item, snapshot, size)
+
+    def opening(self, item: TaskItem | int | str) -> Observation:
+        """What every rollout of a group of ``item`` is shown first (no rollout is made)."""
+        if not isinstance(item, TaskItem):
+            item = self.source[item]
+        with self._lock:
+            slot = self._acquire()
+            try:
+                snapshot = self._start_snapshot(item, slot)
+                self.executor.restore(slot, snapshot)
+                turn = ChatSession().open(build_input(slot, self.executor.agent_view(slot), dict(snapshot.memory)))
+                return Observation(turn.messages, turn.tools, world_digest(self.engine.sim.save_slot(slot).state))
+            finally:
+                self._free.appendleft(slot)
 
     def _start_snapshot(self, item: TaskItem, slot: int) -> Any:
         """The group start of ``item``, made in ``slot`` (which it leaves in any state)."""
@@ -443,6 +460,15 @@ class TrainingEnv:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _store_file(out: str | Path) -> Path:
+    path = Path(out) / STORE_FILE
+    try:
+        RunStore(path).close()  # opened (and created) once the ordinary way first
+    except (OSError, sqlite3.Error) as exc:
+        raise UserError(f"cannot open the run store {path}: {exc}") from None
+    return path
 
 
 class _Batcher:

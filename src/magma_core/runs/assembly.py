@@ -24,6 +24,7 @@ from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.simulation.tasks import BaseTask, TaskDefinition
+from magma_core.simulation.tasks.perfect_trace import user_event_mismatches
 from magma_core.store import EpisodeSummary, RunStore
 from magma_core.user_error import UserError
 
@@ -141,8 +142,20 @@ def prepare(spec: RunSpec) -> RunParts:
     else:
         agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options,
                                 timeout=spec.agent_timeout)
-    return RunParts(task, agent, judge, getattr(agent, "check_warning", None), skills,
-                    episode_tasks=episode_tasks)
+    warnings = [getattr(agent, "check_warning", None)]
+    if parse_spec(spec.agent).kind in ("trace", "noisy-trace"):
+        warnings += trace_warnings(task)
+    warning = "; ".join(w for w in warnings if w) or None
+    return RunParts(task, agent, judge, warning, skills, episode_tasks=episode_tasks)
+
+
+def trace_warnings(task: BaseTask) -> list[str]:
+    """Where the task's reference trace's user texts differ from its stages' instructions."""
+    trace = task.perfect_trace()
+    if trace is None:
+        return []
+    return [f"{task.name}'s perfect trace: {problem}"
+            for problem in user_event_mismatches(trace, list(task.stages))]
 
 
 def task_skills(target: str, names: Sequence[str] | None) -> list[type] | None:

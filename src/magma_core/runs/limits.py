@@ -15,6 +15,9 @@ from dataclasses import dataclass
 MAX_ATTEMPTS = 3
 NO_ACTION = "no_action"
 DECISION_CAP = "decision_cap"
+#: The trace agent has no decision left (its error code, and the episode's status): the
+#: reference trace ends before the task does. The run loop ends the episode at once.
+TRACE_EXHAUSTED = "trace_exhausted"
 
 
 @dataclass

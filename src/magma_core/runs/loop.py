@@ -23,7 +23,7 @@ from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput
 from magma_core.runs.agent_requests import AgentOutage, Pacing, SlotAnswer, SlotPipeline
 from magma_core.runs.agent_steps import exchange_of, merge_exchanges
 from magma_core.runs.events import Listener, no_listener
-from magma_core.runs.limits import DECISION_CAP, NO_ACTION, LoopLimits
+from magma_core.runs.limits import DECISION_CAP, NO_ACTION, TRACE_EXHAUSTED, LoopLimits
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
 from magma_core.simulation.tasks import BaseTask
@@ -33,8 +33,8 @@ from magma_core.text_safety import safe_text, safe_value
 if TYPE_CHECKING:
     from magma_core.simulation.executor.engine import Engine
 
-__all__ = ["DECISION_CAP", "NO_ACTION", "AgentOutage", "EpisodeState", "Listener", "LoopLimits",
-           "RunLoop", "build_input", "decision_of", "initial_memory"]
+__all__ = ["DECISION_CAP", "NO_ACTION", "TRACE_EXHAUSTED", "AgentOutage", "EpisodeState",
+           "Listener", "LoopLimits", "RunLoop", "build_input", "decision_of", "initial_memory"]
 
 
 @dataclass
@@ -49,6 +49,7 @@ class EpisodeState:
     idle: int = 0
     started: float = field(default_factory=time.perf_counter)
     agent_steps: list[dict[str, Any]] = field(default_factory=list)  # usage per decision
+    last_error: DecisionError | None = None  # the last decision, when it was an error
 
     def agent_totals(self) -> dict[str, Any]:
         """Tokens, model calls and agent latency summed over the episode's decisions."""
@@ -242,6 +243,7 @@ class RunLoop:
             acted = isinstance(decision, Decision) and bool(decision.tool_calls)
             state.idle = self.limits.idle_after(state.idle, acted, views[slot].text_only)
             decisions[slot] = decision
+            state.last_error = decision if isinstance(decision, DecisionError) else None
         return self.executor.submit(decisions)
 
     def _should_end(self, state: EpisodeState, outcome: StepOutcome) -> bool:
@@ -249,6 +251,10 @@ class RunLoop:
         if status == JUDGE_UNAVAILABLE:
             raise AgentOutage(self.executor.record(state.slot).reason)
         if status != "running":
+            return True
+        if state.last_error is not None and state.last_error.code == TRACE_EXHAUSTED:
+            reason = f"the reference trace ran out before the task ended: {state.last_error.message}"
+            self.executor.end_episode(state.slot, TRACE_EXHAUSTED, reason)
             return True
         end = self.limits.end_of(state.idle, state.decisions)
         if end is not None:

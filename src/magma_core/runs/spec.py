@@ -16,7 +16,7 @@ from magma_core.agents.spec import model_facts
 from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.loop import LoopLimits
 from magma_core.runs.ray_cluster import RayCluster
-from magma_core.store import EpisodeSummary
+from magma_core.store import EpisodeSummary, default_out
 from magma_core.user_error import UserError
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
@@ -59,7 +59,7 @@ class RunSpec:
     slots: int = 1
     workers: int = 1
     seed: int = 0
-    out: Path = Path("runs")
+    out: Path = field(default_factory=default_out)  # $MAGMA_OUT, else runs
     name: str | None = None
     limits: LoopLimits = field(default_factory=LoopLimits)
     backend: str = "auto"

@@ -11,6 +11,7 @@ from magma_core.scenarios.registry import (
     load_preset,
     load_skills,
     load_target,
+    provider_problems,
     register_environments,
 )
 
@@ -25,5 +26,6 @@ __all__ = [
     "load_preset",
     "load_target",
     "load_skills",
+    "provider_problems",
     "register_environments",
 ]

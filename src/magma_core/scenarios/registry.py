@@ -45,37 +45,74 @@ def _load_entry_point(ep: Any) -> Provider:
     return Provider(manifest, source)
 
 
+@dataclass
+class _Discovery:
+    """The providers that loaded, by scenario id, and one line per provider that did not
+    (by the scenario id or entry-point name it was installed under)."""
+
+    found: dict[str, Provider]
+    problems: dict[str, str]
+
+
 @lru_cache(maxsize=1)
-def _providers() -> dict[str, Provider]:
+def _discover() -> _Discovery:
+    """Every installed provider; a broken one (it fails to load, declares another id, shares
+    an id or an env id) is left out with its problem, and the others still list."""
     found: dict[str, Provider] = {}
+    problems: dict[str, str] = {}
+    duplicates: set[str] = set()
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        provider = _load_entry_point(ep)
-        previous = found.get(provider.manifest.id)
+        try:
+            provider = _load_entry_point(ep)
+        except ScenarioError as exc:
+            problems[ep.name] = str(exc)
+            continue
+        sid = provider.manifest.id
+        previous = found.get(sid)
         if previous is not None and previous.source != provider.source:
-            raise ScenarioError(
-                f"duplicate scenario id {provider.manifest.id!r}: "
-                f"{previous.source} and {provider.source}"
-            )
-        found[provider.manifest.id] = provider
-    _check_environments(found)
-    return found
+            problems[sid] = (f"duplicate scenario id {sid!r}: {previous.source} and "
+                             f"{provider.source}; neither is loaded until one is renamed")
+            duplicates.add(sid)
+            continue
+        found[sid] = provider
+    for sid in duplicates:
+        found.pop(sid, None)
+    _check_environments(found, problems)
+    return _Discovery(found, problems)
 
 
-def _check_environments(found: dict[str, Provider]) -> None:
+def _providers() -> dict[str, Provider]:
+    return _discover().found
+
+
+def _check_environments(found: dict[str, Provider], problems: dict[str, str]) -> None:
+    """Leave out (with its problem) a scenario that registers an env id another scenario
+    registers from another module."""
     owners: dict[str, tuple[str, str]] = {}
-    for sid, provider in found.items():
+    clashing: list[str] = []
+    for sid, provider in sorted(found.items()):
+        clash = next((env_id for env_id, module in provider.manifest.environments.items()
+                      if env_id in owners and owners[env_id][1] != module), None)
+        if clash is not None:
+            module = provider.manifest.environments[clash]
+            problems[sid] = (f"env {clash!r} is registered by {owners[clash][1]} "
+                             f"({owners[clash][0]}) and by {module} ({sid}); {sid} is not loaded")
+            clashing.append(sid)
+            continue
         for env_id, module in provider.manifest.environments.items():
-            if env_id in owners and owners[env_id][1] != module:
-                raise ScenarioError(
-                    f"env {env_id!r} is registered by {owners[env_id][1]} ({owners[env_id][0]}) "
-                    f"and by {module} ({sid})"
-                )
             owners[env_id] = (sid, module)
+    for sid in clashing:
+        del found[sid]
+
+
+def provider_problems() -> list[str]:
+    """One line per installed scenario provider that could not be used (with its package)."""
+    return [line for _, line in sorted(_discover().problems.items())]
 
 
 def clear_cache() -> None:
     """Forget discovered providers (after installing a package in the same process)."""
-    _providers.cache_clear()
+    _discover.cache_clear()
 
 
 def list_scenarios() -> list[ScenarioManifest]:
@@ -84,10 +121,15 @@ def list_scenarios() -> list[ScenarioManifest]:
 
 
 def get_scenario(scenario_id: str) -> ScenarioManifest:
-    providers = _providers()
+    discovery = _discover()
+    providers = discovery.found
     if scenario_id not in providers:
+        if scenario_id in discovery.problems:
+            raise ScenarioError(discovery.problems[scenario_id])
         known = ", ".join(sorted(providers)) or "none"
-        raise ScenarioError(f"unknown scenario {scenario_id!r} (installed: {known})")
+        broken = (f"; {len(discovery.problems)} provider(s) could not be loaded: magma "
+                  "scenarios list says why" if discovery.problems else "")
+        raise ScenarioError(f"unknown scenario {scenario_id!r} (installed: {known}){broken}")
     return providers[scenario_id].manifest
 
 

@@ -15,6 +15,7 @@ generation, export and the viewer, read and write episodes through it.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -24,6 +25,13 @@ from magma_core.store.run_store import SCHEMA_VERSION, EpisodeRows, EpisodeSumma
 from magma_core.user_error import UserError
 
 STORE_FILE = "magma.db"
+OUT_ENV = "MAGMA_OUT"  # the environment variable naming the default store folder
+
+
+def default_out() -> Path:
+    """The store folder commands use without ``--out``: ``$MAGMA_OUT`` when set, else
+    ``runs`` (under the current directory)."""
+    return Path(os.environ.get(OUT_ENV) or "runs")
 
 
 def open_store(folder: str | Path, *, create: bool = True) -> RunStore:
@@ -49,12 +57,14 @@ def open_generation_store(folder: str | Path) -> GenerationStore:
 
 
 __all__ = [
+    "OUT_ENV",
     "SCHEMA_VERSION",
     "STORE_FILE",
     "EpisodeRows",
     "EpisodeSummary",
     "GenerationStore",
     "RunStore",
+    "default_out",
     "episode_rows",
     "episode_summary",
     "open_generation_store",

@@ -29,6 +29,7 @@ def episode_summary(
         wall_s=float(record.wall_s),
         total_tokens=int(agent["total_tokens"]),
         agent_latency_s=float(agent["latency_s"]),
+        reason="" if record.status == "success" else str(record.reason or ""),
     )
 
 

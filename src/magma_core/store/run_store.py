@@ -119,6 +119,7 @@ class EpisodeSummary:
     wall_s: float
     total_tokens: int = 0  # tokens the agent's model used (prompt + completion)
     agent_latency_s: float = 0.0  # time spent waiting for the agent
+    reason: str = ""  # why an episode that did not succeed ended (the record's reason)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -137,8 +138,8 @@ class EpisodeRows:
 class RunStore(SQLiteStore):
     """SQLite run store at ``path`` (created on first use)."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path, _SCHEMA, foreign_keys=True)
+    def __init__(self, path: str | Path, *, check_same_thread: bool = True) -> None:
+        super().__init__(path, _SCHEMA, foreign_keys=True, check_same_thread=check_same_thread)
         self._conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
@@ -273,7 +274,9 @@ class RunStore(SQLiteStore):
 
     def episodes(self, run_name: str) -> list[EpisodeSummary]:
         rows = self._conn.execute(
-            "SELECT * FROM episodes WHERE run_name = ? ORDER BY episode", (run_name,)
+            "SELECT *, CASE WHEN status = 'success' THEN '' ELSE "
+            "COALESCE(json_extract(record, '$.reason'), '') END AS reason FROM episodes "
+            "WHERE run_name = ? ORDER BY episode", (run_name,)
         ).fetchall()
         fields = EpisodeSummary.__dataclass_fields__
         return [EpisodeSummary(**{k: r[k] for k in fields}) for r in rows]

@@ -1,34 +1,7 @@
 """``DefaultEnv``: the ManiSkill 3 base every MAGMA scenario world subclasses.
 
-A world is a few ManiSkill lifecycle hooks on top of this class::
-
-    @register_env("MyWorld-v1")
-    class MyWorld(DefaultEnv):
-        def _load_scene(self, options):
-            super()._load_scene(options)          # table + ground
-            self.cube = self.build_box("cube", half_size=0.02, color=(1, 0, 0, 1))
-            self.zone = self.build_zone("zone", center_xy=(0.0, 0.15))
-
-        def _initialize_episode(self, env_idx, options):
-            super()._initialize_episode(env_idx, options)   # table + robots at rest
-            ...                                             # place objects for env_idx
-
-What the base gives a world:
-
-* robots from ``robot_uids`` (a uid string, or a tuple of uids for several arms, named
-  ``"<uid>-<i>"`` as ManiSkill does; see :attr:`robot_names`), placed by
-  :meth:`robot_base_poses` and reset to their ``rest`` keyframe plus seeded noise;
-* table-top helpers :meth:`build_box` and :meth:`build_zone` (and the predecessor's
-  ``build_a_zone`` and ``create_box``);
-* ``obs["extra"]``: the pose ``[N, 7]`` of every actor registered with ``observe=True`` (or
-  :meth:`observe_pose`), the TCP pose of each robot (``tcp``; ``tcp_<i>`` as well with
-  several robots) and every top-level tensor of the extra state;
-* extra state: ``get_state_dict()`` adds ``magma_extra_state`` from
-  :meth:`get_magma_extra_state`, ``set_state_dict()`` hands it back to
-  :meth:`set_magma_extra_state`. Both hooks default to nothing; leaves keep a leading batch
-  dimension.
-
-The default controller is ``pd_joint_pos`` (what :mod:`magma_core.simulation.motion` drives).
+The hooks a world implements, and what the base gives it, are in :class:`DefaultEnv`'s
+docstring (shown on the reference page).
 """
 
 from __future__ import annotations
@@ -42,6 +15,7 @@ import torch
 from mani_skill.agents.base_agent import BaseAgent
 from mani_skill.agents.multi_agent import MultiAgent
 from mani_skill.envs.sapien_env import BaseEnv
+from mani_skill.envs.utils.system.backend import CPU_SIM_BACKENDS
 from mani_skill.sensors.camera import CameraConfig
 from mani_skill.utils import sapien_utils
 from mani_skill.utils.building import actors as ms_actors
@@ -62,7 +36,38 @@ TABLE_POSE = sapien.Pose(p=[-0.12, 0, -0.9196429], q=[0.7071068, 0, 0, 0.7071068
 
 
 class DefaultEnv(LegacyBuilders, BaseEnv):
-    """Base ManiSkill env for MAGMA worlds (see the module docstring for the hooks)."""
+    """Base ManiSkill env for MAGMA worlds.
+
+    A world is a few ManiSkill lifecycle hooks on top of this class::
+
+        @register_env("MyWorld-v1")
+        class MyWorld(DefaultEnv):
+            def _load_scene(self, options):
+                super()._load_scene(options)          # table + ground
+                self.cube = self.build_box("cube", half_size=0.02, color=(1, 0, 0, 1))
+                self.zone = self.build_zone("zone", center_xy=(0.0, 0.15))
+
+            def _initialize_episode(self, env_idx, options):
+                super()._initialize_episode(env_idx, options)   # table + robots at rest
+                ...                                             # place objects for env_idx
+
+    What the base gives a world:
+
+    * robots from ``robot_uids`` (a uid string, or a tuple of uids for several arms, named
+      ``"<uid>-<i>"`` as ManiSkill does; see :attr:`robot_names`), placed by
+      :meth:`robot_base_poses` and reset to their ``rest`` keyframe plus seeded noise;
+    * table-top helpers :meth:`build_box` and :meth:`build_zone` (and the predecessor's
+      ``build_a_zone`` and ``create_box``);
+    * ``obs["extra"]``: the pose ``[N, 7]`` of every actor registered with ``observe=True`` (or
+      :meth:`observe_pose`), the TCP pose of each robot (``tcp``; ``tcp_<i>`` as well with
+      several robots) and every top-level tensor of the extra state;
+    * extra state: ``get_state_dict()`` adds ``magma_extra_state`` from
+      :meth:`get_magma_extra_state`, ``set_state_dict()`` hands it back to
+      :meth:`set_magma_extra_state`. Both hooks default to nothing; leaves keep a leading batch
+      dimension.
+
+    The default controller is ``pd_joint_pos`` (what :mod:`magma_core.simulation.motion` drives).
+    """
 
     #: Controller used when ``control_mode`` is not given.
     default_control_mode: str = "pd_joint_pos"
@@ -159,7 +164,18 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         return CameraConfig("render_camera", pose, 512, 512, 1, 0.01, 100)
 
     def _clear(self) -> None:
-        super()._clear()
+        if self.backend.sim_backend not in CPU_SIM_BACKENDS:
+            super()._clear()  # its full gc.collect() releases GPU memory
+        else:
+            # ManiSkill's _clear without its gc.collect(): on CPU the old scene goes by
+            # reference counting (and the next automatic collection), and a full collection
+            # of a torch-sized heap was 80% of a fresh scene's cost (see SimBatch.fresh_scene).
+            self._close_viewer()
+            self.agent = None
+            self._sensors = dict()
+            self._human_render_cameras = dict()
+            self.scene = None
+            self._hidden_objects = []
         self._observed_actors = {}
         self._actor_shapes = {}
 

@@ -32,7 +32,7 @@ from magma_core.simulation.state import (
     stack_states,
 )
 
-__all__ = ["SimBatch", "WorldSnapshot"]
+__all__ = ["RobotHandle", "SimBatch", "WorldSnapshot"]
 
 Actions = torch.Tensor | Mapping[str, torch.Tensor]
 
@@ -72,6 +72,12 @@ class SimBatch:
         reset_options: ``options`` of every episode's ``reset`` (the world reads them in
             ``_initialize_episode``).
         backend: ``"cpu"``, ``"gpu"`` or ``"auto"`` (GPU when CUDA is available).
+        fresh_scene: on CPU, start every episode of a slot whose physics has stepped in a
+            freshly built PhysX scene (ManiSkill's ``reconfigure``), so that an episode's
+            worlds do not depend on what the slot ran before: PhysX keeps contact, friction
+            and sleep state that a state restore does not reset (poses drift by millimetres).
+            Costs one scene build per episode (about 0.1 s; see ``benchmarks/sim_overhead.py``).
+            Robots handed out by :meth:`robots` stay valid across rebuilds. Ignored on GPU.
     """
 
     def __init__(
@@ -83,6 +89,7 @@ class SimBatch:
         env_options: Mapping[str, Any] | None = None,
         backend: str = "auto",
         reset_options: Mapping[str, Any] | None = None,
+        fresh_scene: bool = True,
     ) -> None:
         if num_slots < 1:
             raise ValueError(f"num_slots must be >= 1, got {num_slots}")
@@ -104,6 +111,7 @@ class SimBatch:
         for key, value in backend_kwargs(gpu=backend == "gpu").items():
             options.setdefault(key, value)
         self.env_options = options
+        self.fresh_scene = bool(fresh_scene) and backend == "cpu"
         if backend == "gpu":
             self._envs: list[BaseEnv] = [_make(env_id, num_envs=num_slots, **options)]
         else:
@@ -115,6 +123,10 @@ class SimBatch:
         )
         """Robot names in index order: the agent uid for one robot (``"panda"``),
         ``"<uid>-<i>"`` for several (ManiSkill's multi-agent naming)."""
+        # Per env: whether its physics stepped since its scene was built (a built scene
+        # whose bodies were only placed, never simulated, is as good as a fresh one).
+        self._stepped = [False] * len(self._envs)
+        self._handles: dict[tuple[int, str], RobotHandle] = {}
         self.reset(seed=seed)
 
     # -- access ----------------------------------------------------------------------------
@@ -129,12 +141,24 @@ class SimBatch:
         return mode if isinstance(mode, str) else next(iter(mode.values()))
 
     def robots(self, slot: int = 0) -> dict[str, Any]:
-        """Robot name → the ManiSkill agent (robot) of ``slot`` (on GPU the batched agent)."""
+        """Robot name → the ManiSkill agent (robot) of ``slot`` (on GPU the batched agent).
+
+        With ``fresh_scene`` each is a :class:`RobotHandle` that always reaches the agent of
+        the slot's current scene (tools bound to it stay valid when the scene is rebuilt).
+        """
         env = self._env_of(slot)
-        agent = env.agent
-        if hasattr(agent, "agents_dict"):
-            return dict(agent.agents_dict)
-        return {self.robot_names[0]: agent}
+        if not self.fresh_scene:
+            agent = env.agent
+            if hasattr(agent, "agents_dict"):
+                return dict(agent.agents_dict)
+            return {self.robot_names[0]: agent}
+        return {name: self._handle(slot, name) for name in self.robot_names}
+
+    def _handle(self, slot: int, name: str) -> RobotHandle:
+        key = (slot, name)
+        if key not in self._handles:
+            self._handles[key] = RobotHandle(lambda s=slot, n=name: _agent(self._env_of(s), n))
+        return self._handles[key]
 
     def robot_name(self, robot: int | str) -> str:
         """Resolve a robot index or name to its name."""
@@ -224,7 +248,11 @@ class SimBatch:
             self._reset_gpu(idx, seeds)
         else:
             for i, s in zip(idx, seeds, strict=True):
-                self._envs[i].reset(seed=s, options=dict(self.reset_options))
+                options = dict(self.reset_options)
+                if self.fresh_scene and self._stepped[i]:
+                    options["reconfigure"] = True
+                self._envs[i].reset(seed=s, options=options)
+                self._stepped[i] = False
         return self.observe()
 
     def _reset_gpu(self, idx: list[int], seeds: list[int | None]) -> None:
@@ -255,6 +283,7 @@ class SimBatch:
         ``actions``: ``[N, A]``, or robot name → ``[N, A]`` with several robots. Returns
         batched ``(obs, reward, terminated, truncated, info)``.
         """
+        self._stepped = [True] * len(self._envs)
         if len(self._envs) == 1:  # GPU, or one CPU slot: the env's own batch is ours
             return self._envs[0].step(actions)
         results = [env.step(_row(actions, i)) for i, env in enumerate(self._envs)]
@@ -283,6 +312,7 @@ class SimBatch:
             env = self._envs[i]
             env._step_action(_row(actions, i))
             env._elapsed_steps += 1
+            self._stepped[i] = True
 
     def close(self) -> None:
         """Release every env."""
@@ -314,6 +344,30 @@ class SimBatch:
         if self.backend == "gpu":
             return read(self._envs[0]).clone()
         return torch.cat([read(env) for env in self._envs], dim=0)
+
+
+class RobotHandle:
+    """A slot's robot that outlives scene rebuilds: attributes are read from (and written
+    to) the ManiSkill agent of the slot's current scene."""
+
+    __slots__ = ("_resolve",)
+
+    def __init__(self, resolve: Any) -> None:
+        object.__setattr__(self, "_resolve", resolve)
+
+    @property
+    def agent(self) -> Any:
+        """The agent of the current scene."""
+        return self._resolve()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._resolve(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._resolve(), name, value)
+
+    def __repr__(self) -> str:
+        return f"RobotHandle({self._resolve()!r})"
 
 
 def _make(env_id: str, **kwargs: Any) -> BaseEnv:

@@ -238,8 +238,8 @@ def run_batches(
             elapsed = time.perf_counter() - start
             for slot in moving:
                 batches[slot].timings["motion_s"] += elapsed
-        for slot in active:
-            batches[slot].sim_steps += report.steps
+        for slot in moving:
+            batches[slot].sim_steps += report.steps_of(slot)
         failed = [s for s in active if report.failures.get(s)]
         succeeded = [s for s in active if s not in failed]
         for slot in failed:

@@ -25,11 +25,19 @@ class MotionReport:
     """What the motion layer reports for one run: failed executions and steps taken.
 
     ``failures[slot][i]`` is the reason execution ``i`` of that slot's plan could not be
-    planned or reached (a planner error).
+    planned or reached (a planner error); ``slot_steps[slot]`` the control steps that slot
+    took (None: every moving slot took ``steps``).
     """
 
     failures: dict[int, dict[int, str]] = field(default_factory=dict)
     steps: int = 0
+    slot_steps: dict[int, int] | None = None
+
+    def steps_of(self, slot: int) -> int:
+        """The control steps ``slot``'s world advanced (``steps`` when not reported per slot)."""
+        if self.slot_steps is None:
+            return self.steps
+        return self.slot_steps.get(slot, 0)
 
 
 class MotionDriver(Protocol):
@@ -64,7 +72,7 @@ class SimMotion:
         for plan_index, reason in run.failures().items():
             slot, index = where[plan_index]
             failures.setdefault(slot, {})[index] = reason
-        return MotionReport(failures=failures, steps=run.steps)
+        return MotionReport(failures=failures, steps=run.steps, slot_steps=dict(run.slot_steps))
 
 
 def default_motion(sim: Any) -> SimMotion:

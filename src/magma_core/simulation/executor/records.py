@@ -12,6 +12,7 @@ from typing import Any, Literal
 from magma_core.simulation.data_structures import StageState, StageSuccess, ToolErrorFlag
 from magma_core.simulation.data_structures.jsonable import jsonable
 from magma_core.simulation.executor.normalize import NormalizedDecision
+from magma_core.simulation.executor.world import world_digest
 
 # Episode statuses set by the engine. Front ends may end an episode with statuses of their
 # own (e.g. "no_action", "decision_cap") through ``Executor.end_episode``.
@@ -287,6 +288,7 @@ class EpisodeRecord:
             "steps": [s.to_dict() for s in self.steps],
             "logs": jsonable(self.logs),
             "attributes": jsonable(self.attributes),
+            "world_digest": world_digest(jsonable(self.worlds)),
             "timings": {
                 "started_at": self.started_at,
                 "ended_at": self.ended_at,

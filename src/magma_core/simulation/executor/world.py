@@ -6,14 +6,17 @@ articulation's root pose and joint positions, the world's extra state, and, when
 simulator offers ``robot_links(slot)``, each robot's link, finger and TCP positions. Velocities are
 dropped and numbers rounded to 0.1 mm / 1e-4, so one state of a sorting world is ~1 KB of JSON.
 
-``scene_geometry(sim)`` is what does not change in an episode: shapes, sizes and colours of
+``world_digest(states)`` fingerprints an episode's states, so that two runs can be compared
+without loading them. ``scene_geometry(sim)`` is what does not change in an episode: shapes, sizes and colours of
 the actors (when the simulator offers ``scene_geometry()``). Stand-in simulators without
 these methods still get poses from their snapshots.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 DIGITS = 4  # 0.1 mm for positions, 1e-4 for quaternions and joint angles
@@ -69,6 +72,13 @@ def world_state(sim: Any, slot: int) -> dict[str, Any] | None:
     if callable(links):
         world["robots"] = {name: _rounded(parts) for name, parts in links(slot).items()}
     return world
+
+
+def world_digest(states: Sequence[Any]) -> str:
+    """SHA-256 of an episode's world states (canonical JSON): two runs store the same
+    worlds exactly when their records carry the same digest."""
+    text = json.dumps(list(states), sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _rounded(value: Any) -> Any:

@@ -61,6 +61,10 @@ def check_score(score: Any, num_envs: int | None, where: str) -> torch.Tensor:
         raise ValueError(f"{where} must return a 1-D tensor, got {_describe(score)}")
     if num_envs is not None and score.shape[0] != num_envs:
         raise ValueError(f"{where} returned {score.shape[0]} scores for {num_envs} envs")
+    if score.dtype == torch.bool or score.dtype.is_floating_point or score.dtype.is_complex:
+        raise ValueError(
+            f"{where} returned a {str(score.dtype).removeprefix('torch.')} tensor; a goal returns "
+            "integer scores -1/0/1 per slot (e.g. `(...).to(torch.int64)` or `.long()`)")
     score = score.to(SCORE_DTYPE)
     if not torch.isin(score, torch.tensor(SCORE_VALUES, device=score.device)).all():
         raise ValueError(f"{where} returned scores outside -1/0/1: {score.tolist()}")

@@ -106,10 +106,12 @@ class MotionResult:
 @dataclass
 class MotionRun:
     """What one ``MotionRunner.run`` call did: one result per plan (in plan order) and the
-    control steps it took (``step_physics`` calls)."""
+    control steps it took (``step_physics`` calls) in all and per slot (the steps that
+    slot's world advanced)."""
 
     results: list[MotionResult] = field(default_factory=list)
     steps: int = 0
+    slot_steps: dict[int, int] = field(default_factory=dict)
 
     def failures(self) -> dict[int, str]:
         """Plan index -> the reason that plan failed, for every plan that did."""

@@ -16,9 +16,9 @@ docstring):
 
 All plans of one call step together, one batched action per robot per control step; a
 robot with nothing to do (finished, waiting for its execution group, or not in any plan)
-holds its last command. The slots named by the plans step until every plan is over; on CPU
-other slots are not stepped at all (their worlds stay as they are), on GPU the whole batch
-steps and they hold. At the start of every call the commands are re-read from the
+holds its last command. On CPU a slot steps only while one of its own plans commands it
+(other slots, and slots whose plans are over, are not stepped: a slot's world never depends
+on what runs beside it); on GPU the whole batch steps and idle slots hold. At the start of every call the commands are re-read from the
 simulator (arm: current joints; gripper: closed unless the fingers stand fully open), so a
 restored snapshot is picked up correctly.
 """
@@ -225,11 +225,12 @@ class MotionRunner:
         if not runs:
             return MotionRun()
         taken = 0
+        slot_steps = {slot: 0 for slot in sorted({run.plan.slot for run in runs})}
         hold, bases = self._read_commands()
-        slots = sorted({run.plan.slot for run in runs})
+        every_slot = getattr(sim, "backend", "cpu") == "gpu"  # one batched env: every slot steps together
         for step in range(_MAX_ITERATIONS):
             arm_now = self._arm_positions({run.robot for run in runs if not run.done})
-            active = False
+            moved: set[int] = set()
             for run in runs:
                 if run.done:
                     continue
@@ -252,14 +253,19 @@ class MotionRunner:
                 hold[robot][slot, :-1] = command[0]
                 hold[robot][slot, -1] = command[1]
                 run.result.steps += 1
-                active = True
-            if not active:
+                moved.add(slot)
+            if not moved:
                 if all(run.done for run in runs):
                     break
                 continue
-            sim.step_physics(self._actions(hold), slots=slots)
+            # A slot steps only while one of its own plans commands it: its world never
+            # depends on how long other slots' plans run (reproducible records).
+            stepped = sorted(slot_steps) if every_slot else sorted(moved)
+            sim.step_physics(self._actions(hold), slots=stepped)
+            for slot in stepped:
+                slot_steps[slot] += 1
             taken += 1
-        return MotionRun([run.result for run in runs], taken)
+        return MotionRun([run.result for run in runs], taken, slot_steps)
 
     # -- helpers ---------------------------------------------------------------------------
     def _read_commands(self) -> tuple[dict[str, np.ndarray], dict[str, list[sapien.Pose]]]:

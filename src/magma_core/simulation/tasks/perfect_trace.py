@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.simulation.data_structures.decisions import Decision, ToolCall
+from magma_core.simulation.data_structures.instructions import UserInstruction
 
 
 @dataclass
@@ -83,3 +84,23 @@ class PerfectTrace:
             else:
                 raise ValueError(f"Unknown trace event type {kind!r}")
         return cls(events)
+
+
+def user_event_mismatches(trace: PerfectTrace, stages: list[Any]) -> list[str]:
+    """Where the trace's ``UserEvent`` texts differ from the stages' user instructions, in
+    order (one line each; empty when they agree). A mismatch does not stop a run (the agent
+    never sees the trace's user text) but usually means a stage or the trace was edited
+    without the other."""
+    said = [e.content for e in trace.events if isinstance(e, UserEvent)]
+    asked = [(i, s.stage_input.instruction.content) for i, s in enumerate(stages)
+             if isinstance(getattr(getattr(s, "stage_input", None), "instruction", None),
+                           UserInstruction)]
+    problems = [
+        f"UserEvent {k} says {text!r} but stage {index + 1} instructs {wanted!r}"
+        for k, (text, (index, wanted)) in enumerate(zip(said, asked, strict=False))
+        if text.strip() != wanted.strip()
+    ]
+    if len(said) != len(asked):
+        problems.append(f"the trace has {len(said)} UserEvent(s) for {len(asked)} stage(s) "
+                        "with a user instruction")
+    return problems

@@ -92,9 +92,9 @@ function itemRow(item) {
   const done = c.episodes ?? 0;
   return h("tr", { class: "link", "data-item": item.id, onclick: () => { location.hash = item.href; } },
     h("td", {}, pill(item.kind, "kind")),
-    h("td", {}, h("a", { href: item.href }, item.title)),
-    h("td", { class: "mono" }, item.subtitle || ""),
-    h("td", { class: "mono" }, item.agent || ""),
+    h("td", { class: "wrap" }, h("a", { href: item.href }, item.title)),
+    h("td", { class: "mono wrap" }, item.subtitle || ""),
+    h("td", { class: "mono wrap" }, item.agent || ""),
     h("td", {}, pill(item.state)),
     h("td", {}, statusBar(statuses, done),
       item.kind === "gen" ? `${done} candidates, ${statuses.success || 0} successful` : `${statuses.success || 0}/${done} ok`,

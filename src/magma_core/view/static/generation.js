@@ -7,12 +7,12 @@ import { turn, readable } from "./turns.js";
 
 const STATUS_COLOURS = {
   success: "#2b8a3e", failed: "#e03131", invalid: "#f76707", exceeded: "#c92a2a", no_action: "#f59f00",
-  decision_cap: "#f59f00", error: "#e03131", optimal: "#12b886", suboptimal: "#a9e34b", unassessed: "#868e96",
+  decision_cap: "#f59f00", trace_exhausted: "#f59f00", error: "#e03131", optimal: "#12b886", suboptimal: "#a9e34b", unassessed: "#868e96",
   ongoing: "#4c6ef5",
 };
 const STATUS_NOTES = {
   success: "task done", failed: "stage failed", invalid: "invalid answer", exceeded: "budget exceeded",
-  no_action: "no tool call 3×", decision_cap: "decision cap", error: "stage error",
+  no_action: "no tool call 3×", decision_cap: "decision cap", trace_exhausted: "trace ran out", error: "stage error",
   optimal: "stage finished, optimal", suboptimal: "stage finished, acceptable", unassessed: "stage finished, unassessed",
   ongoing: "stage goes on",
 };

@@ -1,0 +1,128 @@
+"""Chat rows rendered through a tokenizer's chat template, checked to keep every tool call.
+
+``export --chat-template SOURCE`` adds a ``text`` field to each chat row: the row's messages
+and tools rendered by a Jinja chat template, as a trainer would render them. ``SOURCE`` is
+``chatml-tools`` (the tool-aware ChatML template shipped here, ``templates/chatml_tools.jinja``:
+``<tool_call>``/``<tool_response>``, ``{% generation %}`` around assistant turns for
+assistant-only loss), a tokenizer folder or its ``tokenizer_config.json`` (its
+``chat_template``), or a ``.jinja`` file. Many models' own templates drop tool calls or tool
+results (the assistant turn renders empty): a row whose text lacks any call's name and
+arguments, or any tool result, is refused with the reason, never written half.
+The template runs in Jinja's sandbox: a template is data, never code.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jinja2 import TemplateError, nodes
+from jinja2.ext import Extension
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from magma_core.user_error import UserError
+
+SHIPPED = {"chatml-tools": Path(__file__).parent / "templates" / "chatml_tools.jinja"}
+
+
+class ChatTemplateError(UserError, ValueError):
+    """A chat template that cannot be read or compiled (one line)."""
+
+
+class _Generation(Extension):
+    """``{% generation %}...{% endgeneration %}`` (transformers' assistant-mask markers):
+    rendered as their body."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: Any) -> list[nodes.Node]:
+        next(parser.stream)
+        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
+
+
+def _raise(message: str) -> None:
+    raise TemplateError(message)
+
+
+def template_text(source: str) -> str:
+    """The Jinja text ``source`` names (see the module)."""
+    if source in SHIPPED:
+        return SHIPPED[source].read_text(encoding="utf-8")
+    path = Path(source)
+    if path.is_dir():
+        path = path / "tokenizer_config.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ChatTemplateError(f"cannot read chat template {source}: {exc.strerror or exc}") from None
+    if path.suffix != ".json":
+        return text
+    try:
+        template = json.loads(text).get("chat_template")
+    except (ValueError, AttributeError):
+        template = None
+    if isinstance(template, list):  # named templates: the default one
+        template = next((t.get("template") for t in template if isinstance(t, dict) and t.get("name") == "default"), None)
+    if not isinstance(template, str):
+        raise ChatTemplateError(f"{path} holds no chat_template")
+    return template
+
+
+class ChatTemplate:
+    """A compiled chat template; :meth:`render` renders one row, or says why it would not."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[_Generation])
+        env.globals["raise_exception"] = _raise
+        try:
+            self.template = env.from_string(template_text(source))
+        except TemplateError as exc:
+            raise ChatTemplateError(f"chat template {source} does not compile: {exc}") from None
+
+    def render(self, row: dict[str, Any]) -> tuple[str | None, str | None]:
+        """``(text, None)``, or ``(None, reason)`` when the template fails or drops a tool
+        call or a tool result of the row. The check renders a copy whose call names,
+        argument values and results are unique markers, and looks for each of them."""
+        probe, wanted = _probe(row)
+        try:
+            text = self._render(row)
+            probed = self._render(probe)
+        except (TemplateError, TypeError, ValueError) as exc:
+            return None, f"the template fails on this row: {exc}"
+        for marker, reason in wanted:
+            if marker not in probed:
+                return None, reason
+        return text, None
+
+    def _render(self, row: dict[str, Any]) -> str:
+        return self.template.render(messages=row["messages"], tools=row.get("tools") or None,
+                                    add_generation_prompt=False, bos_token="", eos_token="")
+
+
+def _probe(row: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """A copy of ``row`` with markers for every call name, argument value and tool result,
+    and ``(marker, reason if it is missing)`` for each."""
+    probe = json.loads(json.dumps(row))
+    wanted: list[tuple[str, str]] = []
+    for i, message in enumerate(probe["messages"]):
+        for j, call in enumerate(message.get("tool_calls") or []):
+            function = call.get("function") or {}
+            name = function.get("name")
+            function["name"] = marker = f"magma_probe_call_{i}_{j}"
+            wanted.append((marker, f"the template drops tool call {name!r} of message {i}"))
+            arguments = function.get("arguments")
+            try:
+                data = json.loads(arguments) if isinstance(arguments, str) else arguments
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                data = {k: f"magma_probe_arg_{i}_{j}_{n}" for n, k in enumerate(data)}
+                wanted += [(v, f"the template drops the arguments of tool call {name!r} of message {i}")
+                           for v in data.values()]
+                function["arguments"] = json.dumps(data) if isinstance(arguments, str) else data
+        if message.get("role") == "tool":
+            message["content"] = marker = f"magma_probe_result_{i}"
+            wanted.append((marker, f"the template drops the tool result of message {i}"))
+    return probe, wanted
