@@ -78,7 +78,7 @@ def run_delayed(suite: Path, trials: int, slots: int, workers: int, out: Path,
             return super().decide(request_id, agent_input, candidate_index)
 
     real = episodes.build_bench_agent
-    episodes.build_bench_agent = lambda agent, task: SlowTraceAgent()
+    episodes.build_bench_agent = lambda agent, task, *_options: SlowTraceAgent()
     try:
         started = time.perf_counter()
         result = run_bench(BenchSpec(suite, trials=trials, slots=slots, workers=workers, out=out,
