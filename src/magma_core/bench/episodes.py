@@ -29,9 +29,10 @@ from magma_core.runs.assembly import (
     check_task,
     run_episodes,
 )
-from magma_core.runs.episode_tasks import EpisodeTasks, SlotTraceAgent
+from magma_core.runs.episode_tasks import SlotTraceAgent
 from magma_core.runs.workers import episodes_from_parent, event_sender
 from magma_core.scenarios import register_environments
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.tasks import BaseTask
 from magma_core.store import RunStore
 from magma_core.user_error import UserError

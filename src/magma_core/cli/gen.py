@@ -200,7 +200,7 @@ def tree_table(store: Any, name: str) -> Any:
     """Per tree: seed, situations, candidates, successes, invalid answers, best score."""
     from rich.table import Table
 
-    from magma_core.gen import scores as sc
+    from magma_core.store import scores as sc
 
     table = Table(title=f"generation {name}")
     for column in ("tree", "seed", "situations", "candidates", "successes", "invalid", "depth", "best score"):

@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from magma_core.agents.base import robot_names
-from magma_core.agents.openai_chat import DEFAULT_SYSTEM_PROMPT, tool_schemas, turn_messages
+from magma_core.agents.chat_prompt import DEFAULT_SYSTEM_PROMPT, tool_schemas, turn_messages
 from magma_core.export.rows import Candidate, Situation
 
 

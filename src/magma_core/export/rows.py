@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.gen import scores as sc
+from magma_core.store import scores as sc
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class ExportForest:
         return out
 
     def scores(self) -> dict[str, float]:
-        """Every candidate's score (see :mod:`magma_core.gen.scores`)."""
+        """Every candidate's score (see :mod:`magma_core.store.scores`)."""
         ids = {key: i for i, key in enumerate(sorted(self.candidates))}
         sids = {key: i for i, key in enumerate(sorted(self.situations))}
         scored = [

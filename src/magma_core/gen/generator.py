@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.agents.base import Agent, error_output
-from magma_core.gen import scores as sc
 from magma_core.gen.trees import TreeTask, TreeTasks, TreeTraceAgent
 from magma_core.protocol.agent import AgentInput, AgentOutput
 from magma_core.runs.loop import build_input, initial_memory
@@ -41,6 +40,7 @@ from magma_core.runs.pipeline import Pacing, SlotPipeline
 from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
 from magma_core.simulation.executor.snapshots import SlotSnapshot
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
+from magma_core.store import scores as sc
 from magma_core.store.generation_store import (
     CLOSED,
     OPEN,

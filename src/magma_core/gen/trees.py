@@ -3,7 +3,7 @@
 A preset's trees all run the preset. A definition's tree *t* runs the task its seed
 ``seed + t`` generates (``TaskDefinition.generate``), so trees differ. With ``randomized``
 each tree's agent also sees a public vocabulary drawn with the tree's seed, as the episodes of
-``magma run --randomized`` do (:class:`magma_core.runs.episode_tasks.EpisodeTasks` decides
+``magma run --randomized`` do (:class:`magma_core.scenarios.episode_tasks.EpisodeTasks` decides
 both, for runs and generations alike). The store keeps both per tree (the task as
 ``task_to_json``, the vocabulary as its mapping): a resumed generation and its export see
 exactly what the tree ran, even if the definition changed since.
@@ -21,7 +21,7 @@ from typing import Any
 
 from magma_core.agents.base import Candidate, CandidateAgent
 from magma_core.protocol.agent import AgentInput
-from magma_core.runs.episode_tasks import EpisodeTasks
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.randomizer import RandomizationSpec, RuntimeRandomizer
 from magma_core.simulation.tasks import BaseTask, GeneratedTask
 from magma_core.simulation.tasks.generated import task_from_json, task_to_json
