@@ -30,12 +30,12 @@ from pathlib import Path
 
 import yaml
 
-from magma_core.bench.suite import BUILTIN_DIR
+from magma_core.scenarios.registry import find_suite
 
 
 def subset_spec(per_bucket: int, folder: Path) -> Path:
     """The built-in sorting spec with ``per_bucket`` skeletons per length bucket."""
-    spec = yaml.safe_load((BUILTIN_DIR / "sorting.yaml").read_text())
+    spec = yaml.safe_load(find_suite("sorting").read_text())
     spec["name"] = f"sorting-{per_bucket}"
     for skeleton in spec["skeletons"]:
         skeleton["seeds"] = per_bucket
