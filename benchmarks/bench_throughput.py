@@ -65,8 +65,8 @@ def run_delayed(suite: Path, trials: int, slots: int, workers: int, out: Path,
     """(wall seconds, trials, successes) of ``run_bench`` with a trace agent that answers
     each decision after ``delay`` seconds."""
     import magma_core.bench.episodes as episodes
+    from magma_core.agents.trace_per_task import SlotTraceAgent
     from magma_core.bench.runner import BenchSpec, run_bench
-    from magma_core.runs.episode_tasks import SlotTraceAgent
 
     class SlowTraceAgent(SlotTraceAgent):
         def decide(self, request_id, agent_input, candidate_index):  # type: ignore[no-untyped-def]

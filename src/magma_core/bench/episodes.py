@@ -20,6 +20,7 @@ from typing import Any
 
 from magma_core.agents import Agent, parse_spec
 from magma_core.agents.noisy_trace import NoisyTraceAgent
+from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.bench.task_spec import task_from_spec
 from magma_core.runs import RunSpec
 from magma_core.runs.assembly import (
@@ -29,7 +30,6 @@ from magma_core.runs.assembly import (
     check_task,
     run_episodes,
 )
-from magma_core.runs.episode_tasks import SlotTraceAgent
 from magma_core.runs.workers import episodes_from_parent, event_sender
 from magma_core.scenarios import register_environments
 from magma_core.scenarios.episode_tasks import EpisodeTasks

@@ -4,6 +4,7 @@
 decisions; ``write_export(forest, ExportSettings(format=...), folder)`` writes ``chat-jsonl``,
 ``preference-jsonl`` or ``hf`` with a train/validation split by tree and a manifest of hashes.
 Candidates are selected with the predecessor's scores (:mod:`magma_core.store.scores`).
+:mod:`.run_jsonl` writes a run's episodes or decision steps as JSON Lines (``magma runs export``).
 """
 
 from magma_core.export.rows import Candidate, ExportForest, Situation

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.agents.base import Agent, error_output
-from magma_core.gen.trees import TreeTask, TreeTasks, TreeTraceAgent
+from magma_core.agents.trace_per_task import TreeTraceAgent
+from magma_core.gen.trees import TreeTask, TreeTasks
 from magma_core.protocol.agent import AgentInput, AgentOutput
 from magma_core.runs.loop import build_input, initial_memory
 from magma_core.runs.pipeline import Pacing, SlotPipeline

@@ -13,38 +13,11 @@ translated into the public vocabulary.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
 from typing import Any
 
-from magma_core.agents.base import Candidate, CandidateAgent
-from magma_core.agents.trace import TraceAgent
-from magma_core.protocol.agent import AgentInput
+from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.runs.loop import EpisodeState, RunLoop, initial_memory
 from magma_core.scenarios.episode_tasks import EpisodeTasks
-
-
-class SlotTraceAgent(CandidateAgent):
-    """The trace agent of runs whose episodes differ: each slot replays its own episode's
-    trace (``assign`` it when the episode starts). ``make(trace, seed)`` builds a slot's
-    agent (default: a ``TraceAgent``; e.g. a ``NoisyTraceAgent`` seeded by the episode)."""
-
-    agent_id = "magma.trace"
-    component = "trace"
-
-    def __init__(self, make: Callable[[Any, int], CandidateAgent] | None = None) -> None:
-        self._agents: dict[int, CandidateAgent] = {}
-        self._make = make or (lambda trace, seed: TraceAgent(trace))
-
-    def assign(self, slot: int, trace: Any, seed: int = 0) -> None:
-        self._agents[slot] = self._make(trace, seed)
-
-    def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
-        agent = self._agents.get(int(agent_input.id))
-        if agent is None:
-            return Candidate.fail("no_trace", f"no trace for input {agent_input.id}",
-                                  copy.deepcopy(agent_input.memory), component=self.component)
-        return agent.decide(request_id, agent_input, candidate_index)
 
 
 class ProceduralRunLoop(RunLoop):
