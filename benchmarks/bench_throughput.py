@@ -30,13 +30,13 @@ from pathlib import Path
 
 import yaml
 
-from magma_core.bench.suite import BUILTIN_DIR
+from magma_core.scenarios.registry import find_suite
 
 
 def subset_spec(per_bucket: int, folder: Path, smoke: bool = False) -> Path:
     """The built-in sorting spec with ``per_bucket`` skeletons per length bucket (``smoke``:
     one skeleton, no conditions)."""
-    spec = yaml.safe_load((BUILTIN_DIR / "sorting.yaml").read_text())
+    spec = yaml.safe_load(find_suite("sorting").read_text())
     spec["name"] = f"sorting-{per_bucket}"
     if smoke:
         spec["skeletons"] = spec["skeletons"][:1]
@@ -69,8 +69,8 @@ def run_delayed(suite: Path, trials: int, slots: int, workers: int, out: Path,
     """(wall seconds, trials, successes) of ``run_bench`` with a trace agent that answers
     each decision after ``delay`` seconds."""
     import magma_core.bench.episodes as episodes
+    from magma_core.agents.trace_per_task import SlotTraceAgent
     from magma_core.bench.runner import BenchSpec, run_bench
-    from magma_core.runs.episode_tasks import SlotTraceAgent
 
     class SlowTraceAgent(SlotTraceAgent):
         def decide(self, request_id, agent_input, candidate_index):  # type: ignore[no-untyped-def]

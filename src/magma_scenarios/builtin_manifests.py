@@ -34,6 +34,11 @@ SORTING = ScenarioManifest(
         "MagmaSorting-v1": "magma_scenarios.sorting.env",
         "MagmaSortingDuo-v1": "magma_scenarios.sorting.env",
     },
+    suites={
+        "smoke": "magma_scenarios.sorting:suites/smoke.yaml",
+        "sorting": "magma_scenarios.sorting:suites/sorting.yaml",
+    },
+    transforms="magma_scenarios.sorting.bench_conditions",
 )
 
 BUTTONS = ScenarioManifest(

@@ -1,7 +1,10 @@
 """DESIGN.md's layer rule, checked on the source, whole: every import a module makes (at its
-top or inside a function) stays within what its layer may import; a deferred (function-level)
-import is allowed only where DEFERRED lists it with its reason; no two packages import each
-other. Imports under ``if TYPE_CHECKING:`` never run and are not counted."""
+top or inside a function) stays within what its layer may import, and inside the driver floor
+(layer 7) within what its package may use (``FLOOR_7``); a deferred (function-level) import is
+allowed only where DEFERRED lists it with its reason; no two packages import each other; SQL
+(``sqlite3``, ``.execute(...)``) only in ``magma_core.store``. The built-in scenarios
+(``magma_scenarios``) import the contract (layers 1-2), layer 4 and the manifest class only.
+Imports under ``if TYPE_CHECKING:`` never run and are not counted."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import pytest
 import magma_core
 
 ROOT = Path(magma_core.__file__).parent
+SCENARIOS_ROOT = ROOT.parent / "magma_scenarios"
 
 # package prefix -> layer; the longest matching prefix wins.
 LAYERS = {
@@ -49,6 +53,22 @@ LAYERS = {
 # layer -> the layers it may import (DESIGN.md's table)
 MAY_IMPORT = {1: {1}, 2: {1, 2}, 3: {1, 3}, 4: {1, 3, 4}, 5: {1, 2, 3, 4, 5}, 6: {1, 2, 6},
               7: {1, 2, 3, 4, 5, 6, 7}, 8: {1, 2, 3, 4, 5, 6, 7, 8}}
+# Inside the driver floor (DESIGN.md, layer 7): package -> the layer-7 packages it may use.
+FLOOR_7 = {
+    "magma_core.store": set(),
+    "magma_core.runs": {"magma_core.store"},
+    "magma_core.bench": {"magma_core.runs", "magma_core.store"},
+    "magma_core.gen": {"magma_core.runs", "magma_core.store"},
+    "magma_core.rl": {"magma_core.runs", "magma_core.store"},
+    "magma_core.export": {"magma_core.store"},
+}
+#: The only package that speaks SQL (the store owns the schema).
+SQL_PACKAGE = "magma_core.store"
+SQL_CALLS = {"execute", "executemany", "executescript"}
+# What scenario content may import of magma_core: the authoring contract (layers 1-2), the
+# simulator layer (4: ``DefaultEnv``), and the manifest class its manifests are written with.
+SCENARIO_LAYERS = {1, 2, 4}
+SCENARIO_ALLOWED = ("magma_core.scenarios.manifest",)
 SIMULATOR = ("mani_skill", "sapien", "gymnasium")
 SIMULATOR_LAYERS = {4}
 
@@ -155,11 +175,49 @@ def layer_violations(name: str, source: str) -> list[str]:
         target = layer_of(imported)
         if target is not None and target not in MAY_IMPORT[layer]:
             broken.append(f"{name} (layer {layer}) imports {imported} (layer {target})")
+        here, there = package_of(name), package_of(imported)
+        if layer == 7 and target == 7 and there != here and there not in FLOOR_7.get(here, set()):
+            broken.append(f"{name} ({here}) may not use {there} inside the driver floor")
+        if imported.split(".")[0] == "sqlite3" and not _within(name, SQL_PACKAGE):
+            broken.append(f"{name} imports sqlite3: SQL belongs in {SQL_PACKAGE}")
         crosses = target is not None and package_of(imported) != package_of(name)
         if deferred and (crosses or imported.split(".")[0] in CHECKED_THIRD_PARTY):
             if deferral_reason(name, imported) is None:
                 broken.append(f"{name} defers importing {imported} without a listed reason")
+    if not _within(name, SQL_PACKAGE):
+        broken += [f"{name} runs SQL (.{call}(...)): SQL belongs in {SQL_PACKAGE}"
+                   for call in sql_calls(source)]
     return broken
+
+
+def sql_calls(source: str) -> list[str]:
+    """The ``x.execute(...)``-style calls (sqlite3's statement methods) in ``source``."""
+    return [node.func.attr for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in SQL_CALLS]
+
+
+def scenario_violations(name: str, source: str) -> list[str]:
+    """What is wrong with the imports of scenario module ``name``: anything of magma_core
+    beyond the contract, layer 4 and the manifest class (drivers, front ends, the engine)."""
+    broken = []
+    for imported, _ in imports(source):
+        if imported.split(".")[0] != "magma_core" or imported == "magma_core":
+            continue
+        if any(_within(imported, allowed) for allowed in SCENARIO_ALLOWED):
+            continue
+        target = layer_of(imported)
+        if target not in SCENARIO_LAYERS:
+            broken.append(f"{name} (scenario content) imports {imported} (layer {target})")
+    return broken
+
+
+def scenario_modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(SCENARIOS_ROOT.rglob("*.py")):
+        parts = path.relative_to(SCENARIOS_ROOT.parent).with_suffix("").parts
+        out.append((".".join(parts[:-1] if parts[-1] == "__init__" else parts), path))
+    return out
 
 
 def test_every_module_has_a_layer():
@@ -172,6 +230,14 @@ def test_no_module_imports_a_layer_it_may_not_even_inside_a_function():
     broken = []
     for name, path in modules():
         broken += layer_violations(name, path.read_text())
+    assert broken == []
+
+
+def test_scenario_content_imports_only_the_contract_and_layer_4():
+    assert scenario_modules(), "magma_scenarios not found"
+    broken = []
+    for name, path in scenario_modules():
+        broken += scenario_violations(name, path.read_text())
     assert broken == []
 
 
@@ -238,6 +304,64 @@ def test_every_listed_deferral_is_still_used():
 )
 def test_an_upward_or_unlisted_import_inside_a_function_is_caught(name, source, expected):
     assert any(expected in line for line in layer_violations(name, source))
+
+
+@pytest.mark.parametrize(
+    "name, source, expected",
+    [
+        ("magma_core.export.sources", "from magma_core.gen import generate\n",
+         "may not use magma_core.gen inside the driver floor"),
+        ("magma_core.export.sources", "def f():\n    from magma_core.runs.loop import RunLoop\n",
+         "may not use magma_core.runs"),
+        ("magma_core.store.reader", "from magma_core.bench.metrics import collect\n",
+         "may not use magma_core.bench"),
+        ("magma_core.runs.entry", "from magma_core.gen import generate\n",
+         "may not use magma_core.gen"),
+        ("magma_core.view.reader", "import sqlite3\n", "imports sqlite3"),
+        ("magma_core.view.generations",
+         "def rows(conn):\n    return conn.execute('SELECT * FROM gen_candidates')\n",
+         "runs SQL (.execute(...))"),
+    ],
+)
+def test_a_floor_7_import_or_sql_outside_the_store_is_caught(name, source, expected):
+    assert any(expected in line for line in layer_violations(name, source))
+
+
+def test_the_floor_7_rules_allow_what_design_allows():
+    ok = [("magma_core.bench.runner", "from magma_core.runs import RunSpec\n"),
+          ("magma_core.gen.generator", "from magma_core.store import GenerationStore\n"),
+          ("magma_core.export.sources", "from magma_core.store.reader import StoreReader\n"),
+          ("magma_core.store.reader", "import sqlite3\nc.execute('SELECT 1')\n"),
+          ("magma_core.gen.generator", "self._execute()\n")]
+    assert [line for name, source in ok for line in layer_violations(name, source)] == []
+
+
+def test_scenario_content_importing_a_driver_or_front_end_is_caught():
+    assert scenario_violations("magma_scenarios.x", "from magma_core.runs import run\n")
+    assert scenario_violations("magma_scenarios.x", "def f():\n    import magma_core.view\n")
+    assert scenario_violations("magma_scenarios.x",
+                               "from magma_core.simulation.executor import Executor\n")
+    assert scenario_violations("magma_scenarios.x", "from magma_core.simulation.tasks import BaseTask\n"
+                               "from magma_core.simulation.envs import DefaultEnv\n"
+                               "from magma_core.scenarios.manifest import ScenarioManifest\n") == []
+
+
+def test_the_checker_fails_on_a_violating_module_written_to_disk(tmp_path):
+    """A module file that imports gen from export, and one that runs SQL in the viewer, read
+    from disk as the suite reads the real tree: both are reported."""
+    export_mod = tmp_path / "magma_core" / "export" / "leak.py"
+    view_mod = tmp_path / "magma_core" / "view" / "sql.py"
+    export_mod.parent.mkdir(parents=True)
+    view_mod.parent.mkdir(parents=True)
+    export_mod.write_text("from magma_core.gen.trees import TreeTasks\n")
+    view_mod.write_text("import sqlite3\n\ndef rows(p):\n    return sqlite3.connect(p).execute('SELECT 1')\n")
+    broken = []
+    for path in sorted(tmp_path.rglob("*.py")):
+        name = ".".join(path.relative_to(tmp_path).with_suffix("").parts)
+        broken += layer_violations(name, path.read_text())
+    assert any("magma_core.export.leak" in b and "magma_core.gen" in b for b in broken)
+    assert any("magma_core.view.sql imports sqlite3" in b for b in broken)
+    assert any("magma_core.view.sql runs SQL" in b for b in broken)
 
 
 def test_type_checking_imports_are_not_counted():

@@ -10,7 +10,7 @@ import pytest
 
 from magma_core.export import Candidate, ExportForest, ExportSettings, Situation, write_export
 from magma_core.export.writers import chat_rows, preference_rows, split_groups
-from magma_core.gen import scores as sc
+from magma_core.store import scores as sc
 
 TOOLS = [
     {"name": "pick", "description": "Pick an object.", "parameters": {"object": {"type": "str", "description": "object"}}},

@@ -12,7 +12,7 @@ import pytest
 from gen.kill_resume import gen_command, kill_after, run
 from magma_core.agents.base import Agent
 from magma_core.gen import GenerationStore, Generator, GenSettings
-from magma_core.gen import scores as sc
+from magma_core.store import scores as sc
 
 pytestmark = pytest.mark.sim
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from magma_core.gen import scores as sc
-from magma_core.gen.scores import ScoredCandidate as C
+from magma_core.store import scores as sc
+from magma_core.store.scores import ScoredCandidate as C
 
 
 def counts(optimal=0, non_optimal=0, unassessed=0, total=0):

@@ -7,9 +7,11 @@ import re
 
 import pytest
 
+from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.judge import Verdict
-from magma_core.runs.episode_tasks import EpisodeTasks, ProceduralRunLoop, SlotTraceAgent
+from magma_core.runs.episode_tasks import ProceduralRunLoop
 from magma_core.scenarios import get_scenario, load_preset, register_environments
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.store import RunStore

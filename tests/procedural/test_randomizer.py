@@ -179,7 +179,7 @@ def test_translation_round_trips(seed, tool, value, words):
 
 # -- skills: the agent's skill list gets a public vocabulary too ---------------------------
 def test_a_vocabulary_covers_the_skills_the_agent_sees():
-    from magma_core.runs.episode_tasks import EpisodeTasks
+    from magma_core.scenarios.episode_tasks import EpisodeTasks
     from magma_core.simulation.executor.skill_state import SkillAPI
     from magma_core.simulation.skills import agent_tools
     from magma_scenarios.sorting.skill_presets import SkillTwoArms

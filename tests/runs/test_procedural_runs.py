@@ -9,9 +9,9 @@ import re
 import pytest
 
 from cli.conftest import magma
+from magma_core.export.run_jsonl import export_jsonl
 from magma_core.runs import RunSpec, UserError, run
-from magma_core.runs.episode_tasks import EpisodeTasks
-from magma_core.runs.export import export_jsonl
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.tasks import task_to_json
 from magma_core.store import open_store
 from magma_scenarios.sorting.definitions import LongSorting

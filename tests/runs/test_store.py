@@ -64,7 +64,7 @@ def test_resume_reopens_and_refuses_other_preset(tmp_path):
 def test_jsonl_export_of_episodes_and_steps(tmp_path):
     import io
 
-    from magma_core.runs.export import export_jsonl
+    from magma_core.export.run_jsonl import export_jsonl
 
     store = RunStore(tmp_path / "magma.db")
     store.open_run("r1", "p.X", {})

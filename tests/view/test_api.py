@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from magma_core.store import RunStore
+from magma_core.store.reader import StoreReader, open_read_only
 from magma_core.view.benchmarks import bench_page
 from magma_core.view.catalog import list_items
 from magma_core.view.generations import generation_tree
-from magma_core.view.reader import StoreReader
 
 from .conftest import ViewerServer
 
@@ -79,8 +79,8 @@ def test_reader_never_creates_or_changes_a_store(tmp_path: Path):
     assert not (tmp_path / "magma.db").exists()
     RunStore(tmp_path / "magma.db").close()
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
-        with reader.connection() as conn:
-            conn.execute("DELETE FROM runs")
+        with open_read_only(RunStore, reader.path) as store:
+            store.open_run("x", "cube.PickPlace", {})
 
 
 def test_stamp_changes_when_an_episode_is_written(live_store):
@@ -155,7 +155,7 @@ def test_reads_while_a_run_holds_a_write_transaction(live_store):
 def test_run_state_running_then_incomplete(tmp_path, monkeypatch):
     import time
 
-    from magma_core.view import reader as reader_module
+    from magma_core.store import reader as reader_module
 
     with RunStore(tmp_path / "magma.db") as store:
         store.open_run("half", "cube.PickPlace", {"agent": "trace", "episodes": 3})

@@ -17,8 +17,8 @@ import pytest
 
 from magma_core.bench.report import bench_report, significant_differences
 from magma_core.bench.suite import load_suite
-from magma_core.gen import scores as sc
 from magma_core.store import RunStore
+from magma_core.store import scores as sc
 from magma_core.store.bench_store import bench_run_name
 from magma_core.store.generation_store import GenerationStore
 

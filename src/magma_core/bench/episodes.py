@@ -21,6 +21,7 @@ from typing import Any
 
 from magma_core.agents import Agent, parse_spec
 from magma_core.agents.noisy_trace import NoisyTraceAgent
+from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.bench.task_spec import task_from_spec
 from magma_core.runs import RunSpec
 from magma_core.runs.agent_requests import AgentOutage
@@ -31,12 +32,12 @@ from magma_core.runs.assembly import (
     check_task,
     run_episodes,
 )
-from magma_core.runs.episode_tasks import EpisodeTasks, SlotTraceAgent
 from magma_core.runs.events import Listener
 from magma_core.runs.placement import Seat
 from magma_core.runs.ray_actors import EpisodeJob
 from magma_core.runs.workers import episodes_from_parent, event_sender, worker_main
 from magma_core.scenarios import register_environments
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.tasks import BaseTask
 from magma_core.store import RunStore
 from magma_core.user_error import UserError

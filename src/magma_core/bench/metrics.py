@@ -24,6 +24,7 @@ from magma_core.bench.prices import Price
 from magma_core.bench.stats import pass_hat_k, rate
 from magma_core.bench.taxonomy import INFRASTRUCTURE_FAILURE, NO_ACTION, TAXONOMY, terminal_status
 from magma_core.store.bench_store import BenchStore, bench_run_name, trial_of
+from magma_core.store.reader import StoreReader
 from magma_core.user_error import UserError
 
 
@@ -46,7 +47,7 @@ class Trial:
         return self.status == "success"
 
 
-def collect(store: BenchStore, name: str) -> tuple[list[Trial], dict[str, Any]]:
+def collect(store: BenchStore | StoreReader, name: str) -> tuple[list[Trial], dict[str, Any]]:
     """The stored trials of benchmark run ``name`` and its config; items given up after
     3 infrastructure failures contribute their missing trials as ``infrastructure_failure``."""
     bench = store.get_bench(name)

@@ -9,17 +9,20 @@ Every item's task is frozen in the generator's task format (``magma.task/1``, se
 :mod:`magma_core.bench.task_spec`), so a compiled suite does not change when generator code
 does. A suite spec::
 
-    name: sorting
-    transforms: magma_scenarios.sorting.bench_conditions   # the scenario's condition transforms
+    name: mine
+    transforms: my_scenarios.shelves.conditions   # default: the scenario manifest's transforms
     conditions: [clean, execution_error, interruption, mission_update, combined]
     condition_options: {at: 0, lag: 0}
     skeletons:
-      - {preset: sorting.SortAll, track: in_domain}       # length_bucket: from oracle calls
-      - {definition: sorting.LongSorting, seeds: 7, length_bucket: long}
+      - {preset: shelves.Stock, track: in_domain}          # length_bucket: from oracle calls
+      - {definition: shelves.LongStock, seeds: 7, length_bucket: long}
 
 A ``definition`` skeleton entry stands for ``seeds`` skeletons: the first seeds from
 ``first_seed`` (0) whose generated task falls in ``length_bucket`` (given a budget of
 ``max_target_tool_calls``, default the bucket's upper bound) and takes every condition.
+
+Named suites (``magma bench compile smoke``) and the default condition transforms are the
+scenarios': their manifests declare them (``ScenarioManifest.suites`` and ``.transforms``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from magma_core import __version__
 from magma_core.bench.conditions import CLEAN, CONDITIONS, load_transforms, transform
 from magma_core.bench.task_spec import task_to_spec
 from magma_core.scenarios import load_definition, load_preset
+from magma_core.scenarios.registry import default_transforms, find_suite
 from magma_core.user_error import UserError
 
 FORMAT = "magma.bench-suite/2"
@@ -44,7 +48,6 @@ BUCKETS = (("short", 6), ("mid", 12), ("long", 24), ("very-long", 48), ("extreme
 SEED_SCAN = 50
 SKELETON_KEYS = {"preset", "definition", "track", "id", "length_bucket", "condition_options",
                  "seeds", "first_seed", "max_target_tool_calls"}
-BUILTIN_DIR = Path(__file__).parent / "suites"
 
 
 def length_bucket(oracle_calls: int) -> str:
@@ -63,12 +66,13 @@ def _oracle_calls(task_spec: dict[str, Any]) -> int:
 
 
 def read_spec(source: str | Path) -> dict[str, Any]:
-    """A suite spec from a YAML file, or a built-in suite by name (``smoke``, ``sorting``)."""
+    """A suite spec from a YAML file, or a suite an installed scenario declares by name
+    (see :func:`magma_core.scenarios.registry.find_suite`)."""
     import yaml
 
     path = Path(source)
-    if not path.exists() and (BUILTIN_DIR / f"{source}.yaml").exists():
-        path = BUILTIN_DIR / f"{source}.yaml"
+    if not path.exists():
+        path = find_suite(str(source)) or path
     try:
         spec = yaml.safe_load(path.read_text())
     except OSError as exc:
@@ -99,7 +103,8 @@ def build_items(spec: dict[str, Any]) -> list[dict[str, Any]]:
     conditions = _conditions(spec)
     if spec.get("variations", 1) != 1:
         raise UserError("semantic variations other than 1 are not supported yet")
-    transforms = load_transforms(spec.get("transforms", "magma_scenarios.sorting.bench_conditions"))
+    named = [s.get("preset") or s.get("definition") for s in spec["skeletons"] if isinstance(s, dict)]
+    transforms = load_transforms(spec.get("transforms") or default_transforms([n for n in named if n]))
     items: list[dict[str, Any]] = []
     for position, skeleton in enumerate(spec["skeletons"]):
         if not isinstance(skeleton, dict) or ("preset" in skeleton) == ("definition" in skeleton):

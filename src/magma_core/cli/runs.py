@@ -133,7 +133,7 @@ def failure_text(record: dict, episode: int) -> str:
 
 def _step(record: dict, args: argparse.Namespace) -> dict:
     """Step ``args.step`` of an episode record, with what the agent kept about it."""
-    from magma_core.runs.export import agent_step
+    from magma_core.export.run_jsonl import agent_step
 
     steps = {s.get("step_index"): s for s in record.get("steps", []) if isinstance(s, dict)}
     if args.step not in steps:
@@ -145,7 +145,7 @@ def _step(record: dict, args: argparse.Namespace) -> dict:
 def _export(args: argparse.Namespace) -> int:
     import sys
 
-    from magma_core.runs.export import export_jsonl
+    from magma_core.export.run_jsonl import export_jsonl
 
     with _open(args.out) as store:
         if store.get_run(args.name) is None:

@@ -3,7 +3,8 @@
 ``load_forest(store_path, name)`` reads a generation or a run as situations and candidate
 decisions; ``write_export(forest, ExportSettings(format=...), folder)`` writes ``chat-jsonl``,
 ``preference-jsonl`` or ``hf`` with a train/validation split by tree and a manifest of hashes.
-Candidates are selected with the predecessor's scores (:mod:`magma_core.gen.scores`).
+Candidates are selected with the predecessor's scores (:mod:`magma_core.store.scores`).
+:mod:`.run_jsonl` writes a run's episodes or decision steps as JSON Lines (``magma runs export``).
 """
 
 from magma_core.export.rows import Candidate, ExportForest, Situation

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.gen import scores as sc
+from magma_core.store import scores as sc
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Candidate:
     key: str
     situation: str
     stage: int
-    end: str  # one of gen.scores.STAGE_ENDS or ONGOING
+    end: str  # one of store.scores.STAGE_ENDS or ONGOING
     decision: dict[str, Any] | None
     next_situation: str | None = None
     origin: str = "model"  # "model", or a coach's: "coached" (a fixed decision), "recovery"
@@ -55,7 +55,7 @@ class ExportForest:
         return out
 
     def scores(self) -> dict[str, float]:
-        """Every candidate's score (see :mod:`magma_core.gen.scores`)."""
+        """Every candidate's score (see :mod:`magma_core.store.scores`)."""
         ids = {key: i for i, key in enumerate(sorted(self.candidates))}
         sids = {key: i for i, key in enumerate(sorted(self.situations))}
         scored = [

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.export.rows import Candidate, ExportForest, Situation
-from magma_core.gen import scores as sc
-from magma_core.runs.episode_tasks import EpisodeTasks
 from magma_core.scenarios import load_target
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.tasks import TaskDefinition
-from magma_core.store import GenerationStore, RunStore
+from magma_core.store import scores as sc
+from magma_core.store.reader import StoreReader
 
 
 class SourceError(ValueError):
@@ -31,14 +31,14 @@ def load_forest(store_path: Path, name: str, *, coached: bool = True) -> ExportF
     generation's coached candidates (and what grew from them) are left out."""
     if not store_path.exists():
         raise SourceError(f"no store at {store_path}")
-    with GenerationStore(store_path) as gens:
-        generation = gens.get_generation(name)
-        if generation is not None:
-            return _from_generation(gens, name, generation, coached)
-    return _from_run(store_path, name)
+    store = StoreReader(store_path.parent, store_path)
+    generation = store.get_generation(name)
+    if generation is not None:
+        return _from_generation(store, name, generation, coached)
+    return _from_run(store, name)
 
 
-def _from_generation(store: GenerationStore, name: str, generation: dict[str, Any],
+def _from_generation(store: StoreReader, name: str, generation: dict[str, Any],
                      coached: bool = True) -> ExportForest:
     source: dict[str, Any] = {"kind": "generation", "name": name, "target": generation["target"],
                               "config": generation["config"]}
@@ -89,7 +89,7 @@ def _coached_subtrees(situations: list[Any], candidates: list[Any]) -> set[int]:
     return out
 
 
-def _validated_repairs(store: GenerationStore, name: str, candidates: list[Any]) -> list[tuple[int, int]]:
+def _validated_repairs(store: StoreReader, name: str, candidates: list[Any]) -> list[tuple[int, int]]:
     """(coached candidate, the failed decision it replaced at the same situation) for every
     repair of a proven coaching attempt."""
     by_id = {c.id: c for c in candidates}
@@ -123,23 +123,22 @@ def _tree_source(tree: dict[str, Any], target: str) -> dict[str, Any]:
     }
 
 
-def _from_run(store_path: Path, name: str) -> ExportForest:
-    with RunStore(store_path) as runs:
-        run = runs.get_run(name)
-        if run is None:
-            raise SourceError(f"no generation or run named {name!r} in {store_path}")
-        preset = run["preset"]
-        forest = ExportForest(sources=[{"kind": "run", "name": name, "target": preset,
-                                        "config": run["config"]}])
-        target_cls = load_target(preset)
-        definition = EpisodeTasks(target_cls()) if issubclass(target_cls, TaskDefinition) else None
-        tools, attributes = _task_vocabulary(target_cls()) if definition is None else ([], {})
-        for summary in runs.episodes(name):
-            record = runs.episode_record(name, summary.episode) or {}
-            if definition is not None:
-                tools, attributes = _task_vocabulary(definition.task(int(record.get("seed", summary.seed))))
-            _add_episode(forest, name, summary.episode, record, tools, attributes)
-        return forest
+def _from_run(runs: StoreReader, name: str) -> ExportForest:
+    run = runs.get_run(name)
+    if run is None:
+        raise SourceError(f"no generation or run named {name!r} in {runs.path}")
+    preset = run["preset"]
+    forest = ExportForest(sources=[{"kind": "run", "name": name, "target": preset,
+                                    "config": run["config"]}])
+    target_cls = load_target(preset)
+    definition = EpisodeTasks(target_cls()) if issubclass(target_cls, TaskDefinition) else None
+    tools, attributes = _task_vocabulary(target_cls()) if definition is None else ([], {})
+    for summary in runs.episodes(name):
+        record = runs.episode_record(name, summary.episode) or {}
+        if definition is not None:
+            tools, attributes = _task_vocabulary(definition.task(int(record.get("seed", summary.seed))))
+        _add_episode(forest, name, summary.episode, record, tools, attributes)
+    return forest
 
 
 def _task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:

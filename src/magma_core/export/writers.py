@@ -22,7 +22,7 @@ from magma_core import __version__
 from magma_core.export.chat import assistant_for, conversation, model_view
 from magma_core.export.chat_template import ChatTemplate
 from magma_core.export.rows import ExportForest
-from magma_core.gen import scores as sc
+from magma_core.store import scores as sc
 
 FORMATS = ("chat-jsonl", "preference-jsonl", "hf")
 MANIFEST = "manifest.json"

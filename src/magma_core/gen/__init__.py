@@ -4,7 +4,7 @@
 callers use (:mod:`magma_core.gen.entry`): it grows one tree per seed with a
 :class:`~magma_core.gen.generator.Generator`: each situation is asked for B candidates, each
 candidate is executed in a free slot restored from its situation's whole-slot snapshot, and
-everything is stored as it is produced (resumable). :mod:`magma_core.gen.scores` scores the
+everything is stored as it is produced (resumable). :mod:`magma_core.store.scores` scores the
 trees as the predecessor does; :mod:`magma_core.gen.trees` says what each tree runs (a
 definition's tree its seed's task, a randomised tree its own vocabulary);
 :func:`magma_core.gen.assembly.prepare_generation` builds a target's tasks, judge and agent.

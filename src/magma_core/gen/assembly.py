@@ -12,7 +12,8 @@ from typing import Any
 
 from magma_core.agents import Agent, build_agent
 from magma_core.agents.spec import AgentSpecError, parse_spec
-from magma_core.gen.trees import TreeTasks, TreeTraceAgent
+from magma_core.agents.trace_per_task import TreeTraceAgent
+from magma_core.gen.trees import TreeTasks
 from magma_core.judge import Judge
 from magma_core.runs.assembly import (
     build_judge,

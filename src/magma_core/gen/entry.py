@@ -21,7 +21,6 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.gen import scores as sc
 from magma_core.gen.assembly import GenParts, prepare_generation
 from magma_core.gen.generator import Generator, GenSettings
 from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
@@ -31,6 +30,7 @@ from magma_core.runs.events import Listener, no_listener
 from magma_core.runs.placement import Seat, place
 from magma_core.simulation.executor.engine import Engine
 from magma_core.store import GenerationStore, open_generation_store
+from magma_core.store import scores as sc
 from magma_core.user_error import UserError
 
 

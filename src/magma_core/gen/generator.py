@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.agents.base import Agent, error_output
-from magma_core.gen import scores as sc
+from magma_core.agents.trace_per_task import TreeTraceAgent
 from magma_core.gen.coaching.manager import CoachingSettings, generator_coaching
-from magma_core.gen.trees import TreeTask, TreeTasks, TreeTraceAgent
+from magma_core.gen.trees import TreeTask, TreeTasks
 from magma_core.protocol.agent import AgentInput, AgentOutput
 from magma_core.runs.agent_requests import Pacing, SlotPipeline
 from magma_core.runs.events import Listener, no_listener
@@ -45,6 +45,7 @@ from magma_core.simulation.data_structures import DecisionError, StageState, Sta
 from magma_core.simulation.executor.engine import Engine
 from magma_core.simulation.executor.snapshots import SlotSnapshot
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
+from magma_core.store import scores as sc
 from magma_core.store.generation_store import (
     CLOSED,
     OPEN,

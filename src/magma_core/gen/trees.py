@@ -3,25 +3,23 @@
 A preset's trees all run the preset. A definition's tree *t* runs the task its seed
 ``seed + t`` generates (``TaskDefinition.generate``), so trees differ. With ``randomized``
 each tree's agent also sees a public vocabulary drawn with the tree's seed, as the episodes of
-``magma run --randomized`` do (:class:`magma_core.runs.episode_tasks.EpisodeTasks` decides
+``magma run --randomized`` do (:class:`magma_core.scenarios.episode_tasks.EpisodeTasks` decides
 both, for runs and generations alike). The store keeps both per tree (the task as
 ``task_to_json``, the vocabulary as its mapping): a resumed generation and its export see
 exactly what the tree ran, even if the definition changed since.
 
-:class:`TreeTraceAgent` is the trace or noisy-trace agent of such generations: each tree
-replays its own task's reference trace, in the tree's vocabulary.
+The trace or noisy-trace agent of such generations is
+:class:`magma_core.agents.trace_per_task.TreeTraceAgent`: each tree replays its own task's
+reference trace, in the tree's vocabulary.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from magma_core.agents.base import Candidate, CandidateAgent
-from magma_core.protocol.agent import AgentInput
-from magma_core.runs.episode_tasks import EpisodeTasks
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.randomizer import RandomizationSpec, RuntimeRandomizer
 from magma_core.simulation.tasks import BaseTask, GeneratedTask
 from magma_core.simulation.tasks.generated import task_from_json, task_to_json
@@ -88,38 +86,3 @@ class TreeTasks:
         if vocabulary_json is not None:
             vocabulary = RuntimeRandomizer(RandomizationSpec.from_dict(json.loads(vocabulary_json)))
         return TreeTask(seed, task, vocabulary)
-
-
-class TreeTraceAgent(CandidateAgent):
-    """The trace agents of a generation whose trees differ: ``make(trace)`` builds a tree's
-    agent (a ``TraceAgent`` or ``NoisyTraceAgent``) from its reference trace; the generator
-    :meth:`bind`\\ s each situation (the input id) to its tree."""
-
-    agent_id = "magma.tree_trace"
-    component = "trace"
-    concurrent = True  # each tree's agent is stateless per request
-
-    def __init__(self, make: Callable[[Any], CandidateAgent]) -> None:
-        self._make = make
-        self._agents: dict[int, CandidateAgent] = {}
-        self._tree_of: dict[int, int] = {}
-
-    def add_tree(self, tree: int, trace: Any) -> None:
-        """Replay ``trace`` (a ``PerfectTrace``; None: no trace) in ``tree``."""
-        self._agents[tree] = self._make(trace if trace is not None else [])
-
-    def bind(self, situation: int, tree: int) -> None:
-        """Answer input id ``situation`` with ``tree``'s agent."""
-        self._tree_of[situation] = tree
-
-    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
-        agent = self._agents.get(self._tree_of.get(int(agent_input.id), -1))
-        return super().repaired_memory(agent_input, repair) if agent is None else \
-            agent.repaired_memory(agent_input, repair)
-
-    def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
-        agent = self._agents.get(self._tree_of.get(int(agent_input.id), -1))
-        if agent is None:
-            return Candidate.fail("no_trace", f"no tree trace for input {agent_input.id}",
-                                  dict(agent_input.memory), component=self.component)
-        return agent.decide(request_id, agent_input, candidate_index)

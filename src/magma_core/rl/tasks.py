@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.runs.assembly import load_task
-from magma_core.runs.episode_tasks import EpisodeTasks
 from magma_core.scenarios import load_target, register_environments
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.randomizer import RuntimeRandomizer
 from magma_core.simulation.tasks import BaseTask, TaskDefinition, task_from_json
 from magma_core.user_error import UserError

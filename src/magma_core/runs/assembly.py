@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from magma_core.agents import Agent, build_agent, parse_spec
 from magma_core.agents.chat_options import ChatOptions
+from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.judge import Judge
 from magma_core.judge import from_spec as judge_from_spec
-from magma_core.runs.episode_tasks import EpisodeTasks, ProceduralRunLoop, SlotTraceAgent
+from magma_core.runs.episode_tasks import ProceduralRunLoop
 from magma_core.runs.loop import Listener, RunLoop
 from magma_core.scenarios import load_preset, load_skills, load_target
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor

@@ -13,85 +13,11 @@ translated into the public vocabulary.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
 from typing import Any
 
-from magma_core.agents.base import Candidate, CandidateAgent
-from magma_core.agents.trace import TraceAgent
-from magma_core.protocol.agent import AgentInput
+from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.runs.loop import EpisodeState, RunLoop, initial_memory
-from magma_core.simulation.randomizer import RandomizationSpec, RuntimeRandomizer, SpecGenerator
-from magma_core.simulation.tasks import BaseTask, GeneratedTask, TaskDefinition
-
-
-class EpisodeTasks:
-    """The task and vocabulary of each episode seed (deterministic: same seed, same pair)."""
-
-    def __init__(self, target: BaseTask | TaskDefinition, randomized: bool = False,
-                 skills: list[type] | None = None) -> None:
-        if not isinstance(target, (BaseTask, TaskDefinition)):
-            raise TypeError(f"a run target is a BaseTask or a TaskDefinition, got {type(target).__name__}")
-        self.target = target
-        self.randomized = randomized
-        self.skills = skills  # the run's skills when not the task's own (vocabularies cover them)
-        if randomized and not getattr(target, "randomized_config_path", ""):
-            raise ValueError(f"{target.name} has no randomized_config_path: it cannot run --randomized")
-
-    @property
-    def is_definition(self) -> bool:
-        return isinstance(self.target, TaskDefinition)
-
-    def seed_of(self, base_seed: int, episode: int) -> int:
-        """The seed of episode ``episode`` (``base_seed + episode``; a subclass may differ)."""
-        return base_seed + episode
-
-    def task_of(self, episode: int, seed: int) -> BaseTask:
-        """The task of episode ``episode`` with ``seed`` (by default: :meth:`task` of the seed)."""
-        return self.task(seed)
-
-    def task(self, seed: int) -> BaseTask:
-        """The episode's task (for a definition: generated with ``seed``, randomised if asked)."""
-        if not self.is_definition:
-            return self.target  # type: ignore[return-value]
-        task = self.target.generate(seed)  # type: ignore[union-attr]
-        if self.randomized:
-            spec = SpecGenerator(seed).generate_random_spec(task, skills=self.skills)
-            task = task.with_randomization(spec.to_dict())
-        return task
-
-    def vocabulary(self, task: BaseTask, seed: int) -> RuntimeRandomizer | None:
-        """The episode's vocabulary: the generated task's stored mapping, or one drawn with
-        ``seed`` for a preset; None when the run is not randomised."""
-        if not self.randomized:
-            return None
-        mapping = task.randomization if isinstance(task, GeneratedTask) else None
-        if mapping is None:
-            mapping = SpecGenerator(seed).generate_random_spec(task, skills=self.skills).to_dict()
-        return RuntimeRandomizer(RandomizationSpec.from_dict(mapping))
-
-
-class SlotTraceAgent(CandidateAgent):
-    """The trace agent of runs whose episodes differ: each slot replays its own episode's
-    trace (``assign`` it when the episode starts). ``make(trace, seed)`` builds a slot's
-    agent (default: a ``TraceAgent``; e.g. a ``NoisyTraceAgent`` seeded by the episode)."""
-
-    agent_id = "magma.trace"
-    component = "trace"
-
-    def __init__(self, make: Callable[[Any, int], CandidateAgent] | None = None) -> None:
-        self._agents: dict[int, CandidateAgent] = {}
-        self._make = make or (lambda trace, seed: TraceAgent(trace))
-
-    def assign(self, slot: int, trace: Any, seed: int = 0) -> None:
-        self._agents[slot] = self._make(trace, seed)
-
-    def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
-        agent = self._agents.get(int(agent_input.id))
-        if agent is None:
-            return Candidate.fail("no_trace", f"no trace for input {agent_input.id}",
-                                  copy.deepcopy(agent_input.memory), component=self.component)
-        return agent.decide(request_id, agent_input, candidate_index)
+from magma_core.scenarios.episode_tasks import EpisodeTasks
 
 
 class ProceduralRunLoop(RunLoop):

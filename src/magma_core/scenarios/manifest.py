@@ -9,6 +9,7 @@ from types import MappingProxyType
 
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _MODULE = re.compile(r"^[A-Za-z_][\w.]*$")
+_RESOURCE = re.compile(r"^[A-Za-z_][\w.]*:[\w.][\w./-]*\.ya?ml$")
 
 
 def _frozen(name: str, kind: str, mapping: Mapping[str, str], pattern: re.Pattern) -> Mapping:
@@ -20,21 +21,27 @@ def _frozen(name: str, kind: str, mapping: Mapping[str, str], pattern: re.Patter
         if kind != "environments" and "." in key:
             raise ValueError(f"ScenarioManifest {name}.{kind}: local name {key!r} must not contain dots")
         if not isinstance(value, str) or not pattern.match(value):
-            expected = "a module path" if kind == "environments" else "'module.path:ClassName'"
+            expected = {"environments": "a module path",
+                        "suites": "'package.path:file.yaml'"}.get(kind, "'module.path:ClassName'")
             raise ValueError(f"ScenarioManifest {name}.{kind}[{key!r}] must be {expected}, got {value!r}")
     return MappingProxyType(dict(mapping))
 
 
 @dataclass(frozen=True)
 class ScenarioManifest:
-    """A scenario: presets, definitions and skills as ``"module.path:ClassName"`` strings, and the
-    gym env ids it registers (env id -> module that registers it on import)."""
+    """A scenario: presets, definitions and skills as ``"module.path:ClassName"`` strings, the
+    gym env ids it registers (env id -> module that registers it on import), its benchmark
+    suites (suite name -> ``"package.path:file.yaml"``, a spec YAML shipped in the package,
+    for ``magma bench compile NAME``) and ``transforms``, the module of its benchmark
+    condition transforms (the default of its suites' specs; empty: none)."""
 
     id: str
     presets: Mapping[str, str] = field(default_factory=dict)
     definitions: Mapping[str, str] = field(default_factory=dict)
     skills: Mapping[str, str] = field(default_factory=dict)
     environments: Mapping[str, str] = field(default_factory=dict)
+    suites: Mapping[str, str] = field(default_factory=dict)
+    transforms: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip() or self.id != self.id.strip():
@@ -46,3 +53,7 @@ class ScenarioManifest:
         object.__setattr__(
             self, "environments", _frozen(self.id, "environments", self.environments, _MODULE)
         )
+        object.__setattr__(self, "suites", _frozen(self.id, "suites", self.suites, _RESOURCE))
+        if not isinstance(self.transforms, str) or (self.transforms and not _MODULE.match(self.transforms)):
+            raise ValueError(f"ScenarioManifest {self.id}.transforms must be a module path, "
+                             f"got {self.transforms!r}")

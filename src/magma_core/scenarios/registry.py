@@ -7,10 +7,12 @@ modules that register the scenario's environments, then the class.
 from __future__ import annotations
 
 import importlib
+import importlib.resources
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from magma_core.scenarios.manifest import ScenarioManifest
@@ -234,3 +236,33 @@ def load_skills(component: str, names: Sequence[str]) -> list[type]:
         known = ", ".join(sorted(manifest.skills)) or "none"
         raise ScenarioError(f"scenario {scenario_id!r} has no skill {unknown[0]!r} (skills: {known})")
     return [_import_class(manifest.skills[name], BaseSkill) for name in names]
+
+
+def find_suite(name: str) -> Path | None:
+    """The spec YAML of the benchmark suite ``name`` that an installed scenario declares
+    (``ScenarioManifest.suites``), or None when none does; two scenarios declaring the same
+    name is a ``ScenarioError`` (name it as a path instead)."""
+    found = [(m.id, m.suites[name]) for m in list_scenarios() if name in m.suites]
+    if len(found) > 1:
+        raise ScenarioError(f"suite {name!r} is declared by scenarios "
+                            f"{', '.join(i for i, _ in found)}; give the spec's path")
+    if not found:
+        return None
+    package, _, resource = found[0][1].partition(":")
+    try:
+        root = importlib.resources.files(package)
+    except (ModuleNotFoundError, TypeError) as exc:
+        raise ScenarioError(f"scenario {found[0][0]!r}: cannot find package {package}: {exc}") from None
+    return Path(str(root.joinpath(resource)))
+
+
+def default_transforms(components: Sequence[str]) -> str:
+    """The condition-transform module of the scenarios that ``components`` (``scenario.Name``)
+    belong to, as their manifests declare it (``ScenarioManifest.transforms``)."""
+    declared = {get_scenario(_split(c)[0]).transforms for c in components}
+    if len(declared) != 1 or "" in declared:
+        scenarios = ", ".join(sorted({_split(c)[0] for c in components})) or "none"
+        raise ScenarioError(
+            f"the suite's scenarios ({scenarios}) do not declare one module of condition "
+            "transforms; give the suite spec a 'transforms' key")
+    return declared.pop()

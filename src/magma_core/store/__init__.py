@@ -9,6 +9,8 @@ generation, export and the viewer, read and write episodes through it.
   each executed candidate one transaction with the situation it led to.
 - :func:`open_store`: the store of a folder, with a one-line :class:`UserError` when it cannot
   be opened.
+- :class:`StoreReader`: every read the viewer and the exports make, over read-only
+  connections; :mod:`~magma_core.store.scores` holds the generation scores they all share.
 - :func:`episode_summary` / :func:`episode_rows`: an engine ``EpisodeRecord`` as the store's
   summary row and normalised rows.
 """
@@ -20,6 +22,7 @@ import sqlite3
 from pathlib import Path
 
 from magma_core.store.generation_store import GenerationStore
+from magma_core.store.reader import StoreReader
 from magma_core.store.rows import episode_rows, episode_summary
 from magma_core.store.run_store import SCHEMA_VERSION, EpisodeRows, EpisodeSummary, RunStore
 from magma_core.user_error import UserError
@@ -65,6 +68,7 @@ __all__ = [
     "GenerationStore",
     "RunStore",
     "default_out",
+    "StoreReader",
     "episode_rows",
     "episode_summary",
     "open_generation_store",

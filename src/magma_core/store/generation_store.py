@@ -296,11 +296,15 @@ class GenerationStore(CoachingRows, SQLiteStore):
                FROM gen_situations WHERE generation = ? ORDER BY id""",
             (name,),
         ).fetchall()
-        return [
-            SituationRow(**{k: r[k] for k in r.keys() if k != "agent_input"},
-                         agent_input=json.loads(r["agent_input"]))
-            for r in rows
-        ]
+        return [_situation_row(r) for r in rows]
+
+    def situation(self, name: str, situation: int) -> SituationRow | None:
+        """One situation (without its snapshot), or None."""
+        row = self._conn.execute(
+            """SELECT id, tree, parent, stage, depth, idle, status, end_status, agent_input
+               FROM gen_situations WHERE generation = ? AND id = ?""", (name, situation),
+        ).fetchone()
+        return None if row is None else _situation_row(row)
 
     def snapshot_blob(self, name: str, situation: int) -> bytes | None:
         row = self._conn.execute(
@@ -312,22 +316,14 @@ class GenerationStore(CoachingRows, SQLiteStore):
         rows = self._conn.execute(
             "SELECT * FROM gen_candidates WHERE generation = ? ORDER BY id", (name,)
         ).fetchall()
-        out = []
-        for r in rows:
-            out.append(
-                CandidateRow(
-                    id=r["id"], situation=r["situation"], candidate_index=r["candidate_index"],
-                    tree=r["tree"], stage=r["stage"], response_status=r["response_status"],
-                    output=json.loads(r["output"]), memory=json.loads(r["memory"]),
-                    internal_steps=json.loads(r["internal_steps"]),
-                    execution=None if r["execution"] is None else json.loads(r["execution"]),
-                    status=r["status"], end_status=r["end_status"],
-                    episode_status=r["episode_status"], next_situation=r["next_situation"],
-                    score=None if r["score"] is None else json.loads(r["score"]),
-                    coaching=None if r["coaching"] is None else json.loads(r["coaching"]),
-                )
-            )
-        return out
+        return [_candidate_row(r) for r in rows]
+
+    def candidate(self, name: str, candidate: int) -> CandidateRow | None:
+        """One candidate, or None."""
+        row = self._conn.execute(
+            "SELECT * FROM gen_candidates WHERE generation = ? AND id = ?", (name, candidate)
+        ).fetchone()
+        return None if row is None else _candidate_row(row)
 
     def counts(self, name: str) -> dict[str, int]:
         """Situations, candidates and successful candidates of a generation."""
@@ -340,3 +336,22 @@ class GenerationStore(CoachingRows, SQLiteStore):
                 (name,),
             ).fetchone()[0],
         }
+
+
+def _situation_row(r: sqlite3.Row) -> SituationRow:
+    return SituationRow(**{k: r[k] for k in r.keys() if k != "agent_input"},
+                        agent_input=json.loads(r["agent_input"]))
+
+
+def _candidate_row(r: sqlite3.Row) -> CandidateRow:
+    return CandidateRow(
+        id=r["id"], situation=r["situation"], candidate_index=r["candidate_index"],
+        tree=r["tree"], stage=r["stage"], response_status=r["response_status"],
+        output=json.loads(r["output"]), memory=json.loads(r["memory"]),
+        internal_steps=json.loads(r["internal_steps"]),
+        execution=None if r["execution"] is None else json.loads(r["execution"]),
+        status=r["status"], end_status=r["end_status"],
+        episode_status=r["episode_status"], next_situation=r["next_situation"],
+        score=None if r["score"] is None else json.loads(r["score"]),
+        coaching=None if r["coaching"] is None else json.loads(r["coaching"]),
+    )

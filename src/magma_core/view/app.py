@@ -25,10 +25,10 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from magma_core.store.reader import StoreReader
 from magma_core.view.benchmarks import bench_of_run, bench_page
 from magma_core.view.catalog import KINDS, list_items
 from magma_core.view.generations import generation_tree, node_detail
-from magma_core.view.reader import StoreReader
 
 STATIC = Path(__file__).parent / "static"
 #: Host headers answered by default: loopback names only, so a web page elsewhere cannot read

@@ -2,79 +2,27 @@
 
 The numbers are the benchmark report's own (:func:`magma_core.bench.metrics.collect` and
 :func:`~magma_core.bench.metrics.compute`, the significance of
-:func:`magma_core.bench.report.significant_differences`), read through :class:`BenchTables`,
-a read-only stand-in for ``BenchStore`` over the viewer's connection: the viewer never writes
-to the store, and the bench package keeps the one definition of every metric.
+:func:`magma_core.bench.report.significant_differences`), read through
+the store's read-only :class:`~magma_core.store.reader.StoreReader` (it reads what those
+functions read of a ``BenchStore``): the viewer never writes to the store, and the bench
+package keeps the one definition of every metric.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import time
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from magma_core.bench.metrics import collect, compute
 from magma_core.bench.report import significant_differences
 from magma_core.store.bench_store import bench_run_name
-from magma_core.store.run_store import EpisodeSummary
-from magma_core.view.reader import RUNNING_WINDOW_S, SUMMARY_COLUMNS, StoreReader
-
-
-class BenchTables:
-    """What ``metrics.collect`` reads of a ``BenchStore``, over a read-only connection."""
-
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self._conn = conn
-        self.path = path
-
-    def get_bench(self, name: str) -> dict[str, Any] | None:
-        row = self._conn.execute("SELECT * FROM bench_runs WHERE name = ?", (name,)).fetchone()
-        return None if row is None else dict(row) | {"config": json.loads(row["config"])}
-
-    def list_benches(self) -> list[str]:
-        return [r[0] for r in self._conn.execute("SELECT name FROM bench_runs ORDER BY created_at")]
-
-    def failures(self, bench: str) -> dict[str, int]:
-        if not _has_table(self._conn, "bench_failures"):
-            return {}
-        rows = self._conn.execute(
-            "SELECT item_id, attempts FROM bench_failures WHERE bench = ?", (bench,)).fetchall()
-        return {r["item_id"]: r["attempts"] for r in rows}
-
-    def token_split(self, run_name: str) -> dict[int, tuple[int, int]]:
-        rows = self._conn.execute(
-            """SELECT episode, json_extract(record, '$.agent.prompt_tokens') AS p,
-                      json_extract(record, '$.agent.completion_tokens') AS c
-               FROM episodes WHERE run_name = ?""", (run_name,)).fetchall()
-        return {r["episode"]: (int(r["p"] or 0), int(r["c"] or 0)) for r in rows}
-
-    def episode_record(self, run_name: str, episode: int) -> dict[str, Any] | None:
-        row = self._conn.execute("SELECT record FROM episodes WHERE run_name = ? AND episode = ?",
-                                 (run_name, episode)).fetchone()
-        return None if row is None else json.loads(row["record"])
-
-    def episodes(self, run_name: str) -> list[EpisodeSummary]:
-        rows = self._conn.execute(
-            "SELECT * FROM episodes WHERE run_name = ? ORDER BY episode", (run_name,)).fetchall()
-        fields = EpisodeSummary.__dataclass_fields__
-        return [EpisodeSummary(**{k: r[k] for k in fields if k in r.keys()}) for r in rows]
-
-
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                        (name,)).fetchone() is not None
+from magma_core.store.reader import RUNNING_WINDOW_S, StoreReader
 
 
 def bench_runs(reader: StoreReader) -> list[dict[str, Any]]:
-    """Every benchmark run: name, suite, config, created_at."""
-    with reader.connection() as conn:
-        if conn is None or not _has_table(conn, "bench_runs"):
-            return []
-        rows = conn.execute("SELECT name, suite, config, created_at FROM bench_runs").fetchall()
-    return [dict(r) | {"config": json.loads(r["config"])} for r in rows]
+    """Every benchmark run: name, suite, fingerprint, config, created_at."""
+    return reader.bench_runs()
 
 
 def bench_run_names(reader: StoreReader) -> set[str]:
@@ -130,28 +78,24 @@ def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
     """The benchmark run ``name``: its config, the report's metrics (of ``name`` and of the
     runs in ``compare``, with the significant differences from ``name``), and every trial
     with a link to its episode. None when there is no such run."""
-    with reader.connection() as conn:
-        if conn is None or not _has_table(conn, "bench_runs"):
-            return None
-        tables = BenchTables(conn, reader.path)
-        bench = tables.get_bench(name)
-        if bench is None:
-            return None
-        names = [name, *[c for c in (compare or []) if c != name and tables.get_bench(c)]]
-        metrics = {}
-        for run in names:
-            trials, config = collect(tables, run)
-            metrics[run] = compute(trials, config["trials"], price_per_mtok)
-        trials, config = collect(tables, name)
-        episodes = _episode_rows(conn, name, config)
-        others = [n for n in tables.list_benches() if n != name]
+    bench = reader.get_bench(name)
+    if bench is None:
+        return None
+    names = [name, *[c for c in (compare or []) if c != name and reader.get_bench(c)]]
+    metrics = {}
+    for run in names:
+        trials, config = collect(reader, run)
+        metrics[run] = compute(trials, config["trials"], price_per_mtok)
+    trials, config = collect(reader, name)
+    run_name = bench_run_name(name)
+    episodes = {e["episode"]: e for e in reader.episode_summaries(run_name)}
+    others = [n for n in reader.list_benches() if n != name]
     significant = {k: sorted(v) for k, v in significant_differences(metrics).items()}
     rows = []
-    run_name = bench_run_name(name)
     position = {item["item_id"]: i for i, item in enumerate(config["items"])}
     for t in trials:
         episode = position[t.item["item_id"]] * config["trials"] + t.trial
-        stored = episodes.get((run_name, episode))
+        stored = episodes.get(episode)
         rows.append({
             "item_id": t.item["item_id"], "trial": t.trial, "condition": t.item["condition"],
             "track": t.item.get("track"), "length_bucket": t.item.get("length_bucket"),
@@ -170,13 +114,3 @@ def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
             "metrics": metrics, "significant": significant, "trials": rows,
             "planned": len(config["items"]) * config["trials"], "others": others,
             "price_per_mtok": price_per_mtok}
-
-
-def _episode_rows(conn: sqlite3.Connection, name: str,
-                  config: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
-    runs = [bench_run_name(name)]
-    cols = ", ".join(SUMMARY_COLUMNS)
-    marks = ",".join("?" * len(runs))
-    rows = conn.execute(f"SELECT run_name, {cols} FROM episodes WHERE run_name IN ({marks})",
-                        runs).fetchall()
-    return {(r["run_name"], r["episode"]): dict(r) for r in rows}

@@ -3,7 +3,7 @@
 Each kind (runs, benchmark results, generations) contributes rows through one lister. A row is a plain dict with the same keys for every kind,
 so the list page draws all kinds in one table and links each row to its kind's page::
 
-    {"kind": "run", "id": "demo", "title": "demo", "subtitle": "sorting.SortAll",
+    {"kind": "run", "id": "demo", "title": "demo", "subtitle": "scenario.Preset",
      "agent": "trace", "state": "complete", "counts": {...}, "created_at": ..,
      "updated_at": .., "href": "#/runs/demo"}
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from magma_core.store.reader import StoreReader
 from magma_core.view.benchmarks import bench_items, bench_run_names
 from magma_core.view.generations import generation_items
-from magma_core.view.reader import StoreReader
 
 
 @dataclass(frozen=True)

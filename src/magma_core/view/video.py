@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from magma_core.store.reader import StoreReader
 from magma_core.view.frames import HEIGHT, WIDTH, Caption, FrameDrawer, blend
 
 FPS = 10
@@ -188,8 +189,6 @@ def default_video_path(folder: Path, run_name: str, episode: int) -> Path:
 
 def write_episode_video(folder: Path, run_name: str, episode: int, output: Path | None = None) -> Path:
     """Render a stored episode of the store in ``folder``; returns the video's path."""
-    from magma_core.view.reader import StoreReader
-
     reader = StoreReader(folder)
     found = reader.episode(run_name, episode)
     if found is None:
