@@ -86,6 +86,12 @@ def _grouped(trials: list[Trial], key: str) -> dict[str, dict[str, Any]]:
     return {k: _rate_of(v) for k, v in sorted(groups.items())}
 
 
+def agent_facts(config: dict[str, Any]) -> dict[str, Any]:
+    """The report's ``agent`` entry: the agent spec and the model (name, endpoint, options)
+    a benchmark run's stored config names."""
+    return {"spec": config.get("agent"), "model": config.get("model")}
+
+
 def compute(trials: list[Trial], trials_per_item: int, price_per_mtok: float | None = None,
             price: Price | None = None) -> dict[str, Any]:
     """Every metric of the report (see the module docstring) as a JSON-compatible dict;

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from magma_core.bench.metrics import collect, compute
+from magma_core.bench.metrics import agent_facts, collect, compute
 from magma_core.bench.prices import Price, price_for
 from magma_core.bench.report_html import render
 from magma_core.bench.stats import two_proportion_p
@@ -32,7 +32,7 @@ def bench_report(out: str | Path, names: list[str], price_per_mtok: float | None
             if prices is not None:
                 price = price_for(prices, config["agent"], sum(t.tokens for t in trials), name)
             reports[name] = compute(trials, config["trials"], price_per_mtok, price)
-            reports[name]["agent"] = {"spec": config.get("agent"), "model": config.get("model")}
+            reports[name]["agent"] = agent_facts(config)
     return reports
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -51,7 +50,7 @@ from magma_core.runs.loop import build_input, initial_memory
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
-from magma_core.store import STORE_FILE, RunStore, episode_rows, episode_summary
+from magma_core.store import STORE_FILE, RunStore, episode_rows, episode_summary, open_store
 from magma_core.user_error import UserError
 
 TRUNCATED = "truncated"  # ended by the trainer
@@ -464,10 +463,7 @@ class TrainingEnv:
 
 def _store_file(out: str | Path) -> Path:
     path = Path(out) / STORE_FILE
-    try:
-        RunStore(path).close()  # opened (and created) once the ordinary way first
-    except (OSError, sqlite3.Error) as exc:
-        raise UserError(f"cannot open the run store {path}: {exc}") from None
+    open_store(out).close()  # opened (and created) once the ordinary way first; one-line errors
     return path
 
 

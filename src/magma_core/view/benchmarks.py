@@ -14,7 +14,7 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from magma_core.bench.metrics import collect, compute
+from magma_core.bench.metrics import agent_facts, collect, compute
 from magma_core.bench.report import significant_differences
 from magma_core.store.bench_store import bench_run_name
 from magma_core.store.reader import RUNNING_WINDOW_S, StoreReader
@@ -85,7 +85,8 @@ def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
     metrics = {}
     for run in names:
         trials, config = collect(reader, run)
-        metrics[run] = compute(trials, config["trials"], price_per_mtok)
+        metrics[run] = compute(trials, config["trials"], price_per_mtok) | {
+            "agent": agent_facts(config)}
     trials, config = collect(reader, name)
     run_name = bench_run_name(name)
     episodes = {e["episode"]: e for e in reader.episode_summaries(run_name)}
