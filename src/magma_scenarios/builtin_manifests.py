@@ -52,3 +52,18 @@ BUTTONS = ScenarioManifest(
         "MagmaButtonsDuo-v1": "magma_scenarios.buttons.env",
     },
 )
+
+WAREHOUSE = ScenarioManifest(
+    id="warehouse",
+    presets={
+        name: f"magma_scenarios.warehouse.presets:{name}"
+        for name in ("MoveOrder", "TwoOrders", "HandOver", "Swap", "Jammed", "Stock")
+    },
+    definitions={
+        name: f"magma_scenarios.warehouse.definitions:{name}"
+        for name in ("WarehouseOrders", "WarehouseOrdersJudged")
+    },
+    environments={"MagmaWarehouse-v1": "magma_scenarios.warehouse.env"},
+    suites={"warehouse": "magma_scenarios.warehouse:suites/warehouse.yaml"},
+    transforms="magma_scenarios.warehouse.bench_conditions",
+)
