@@ -63,14 +63,19 @@ def swap(a: str, slot_a: str, b: str, slot_b: str) -> tuple[list[Decision], list
     return there, back
 
 
-def replay(calls: list[Call], where: dict[str, str | None] | None = None) -> dict[str, str | None]:
+def replay(calls: list[Call], where: dict[str, str | None] | None = None,
+           finished: bool = True) -> dict[str, str | None]:
     """Where each box is after ``calls`` (from ``where``, default the initial layout; None:
-    held). ``ValueError`` at the first call the world would refuse."""
+    held). ``ValueError`` at the first call the world would refuse, or (``finished``) when a
+    box is still held at the end. A pick of the box the arm already holds is a retry (after
+    a jammed call) and changes nothing."""
     where = dict(INITIAL if where is None else where)
     held: dict[str, str | None] = {r: None for r in ROBOTS}
     for robot, tool, args in calls:
         if tool == "pick":
             box = args.get("object")
+            if held[robot] == box:
+                continue
             slot = where.get(box)
             if held[robot] is not None or slot is None or slot not in REACH[robot]:
                 raise ValueError(f"{robot} cannot pick the {box}")
@@ -82,7 +87,7 @@ def replay(calls: list[Call], where: dict[str, str | None] | None = None) -> dic
             where[held[robot]], held[robot] = slot, None
         elif tool not in ("clear_jam", "check_stock"):
             raise ValueError(f"unknown tool {tool}")
-    if any(held.values()):
+    if finished and any(held.values()):
         raise ValueError("a plan must not end with a box in a gripper")
     return where
 
