@@ -47,10 +47,16 @@ BUTTONS = ScenarioManifest(
         name: f"magma_scenarios.buttons.presets:{name}"
         for name in ("Sequence", "LightOut", "RedRule", "TwoRobots")
     },
+    definitions={
+        name: f"magma_scenarios.buttons.definitions:{name}"
+        for name in ("PanelTasks", "PanelTasksJudged")
+    },
     environments={
         "MagmaButtons-v1": "magma_scenarios.buttons.env",
         "MagmaButtonsDuo-v1": "magma_scenarios.buttons.env",
     },
+    suites={"buttons": "magma_scenarios.buttons:suites/buttons.yaml"},
+    transforms="magma_scenarios.buttons.bench_conditions",
 )
 
 WAREHOUSE = ScenarioManifest(

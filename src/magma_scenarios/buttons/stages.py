@@ -13,8 +13,9 @@ from typing import Any
 import torch
 
 from magma_core.simulation.data_structures import EmptyInstruction, StageInput, UserInstruction
+from magma_core.simulation.errors import BaseError
 from magma_core.simulation.goals import And, BaseGoal
-from magma_core.simulation.stage import BaseTaskStage
+from magma_core.simulation.stage import BaseTaskStage, StageErrorParameters
 from magma_core.simulation.stage.environment_transition import BaseStageEnvironmentTransition
 from magma_scenarios.buttons.world import BUTTONS, button_index
 
@@ -33,6 +34,16 @@ class LightOn(BaseGoal):
 
     def verify(self, obs: dict) -> torch.Tensor:
         return obs["extra"]["lights"][:, button_index(self.button)].to(torch.int64)
+
+
+class LightOff(BaseGoal):
+    """1 where the light of ``button`` is off, else 0."""
+
+    def __init__(self, button: str) -> None:
+        self.button = _check_button(button)
+
+    def verify(self, obs: dict) -> torch.Tensor:
+        return (~obs["extra"]["lights"][:, button_index(self.button)].bool()).to(torch.int64)
 
 
 class NeverPressed(BaseGoal):
@@ -90,7 +101,8 @@ class LightOffAtEntry(BaseStageEnvironmentTransition):
 
 class ButtonsStage(BaseTaskStage):
     """An action stage at the panel: ``goals`` reached in ``presses`` presses (the target;
-    the maximum is twice that). ``instruction=None`` continues the previous request."""
+    the maximum is twice that). ``instruction=None`` continues the previous request.
+    ``errors`` are injected errors (each one's failed press is forgiven)."""
 
     def __init__(
         self,
@@ -100,7 +112,9 @@ class ButtonsStage(BaseTaskStage):
         presses: int,
         flag_answer_to_user: bool = False,
         entry_transition: BaseStageEnvironmentTransition | None = None,
+        errors: list[BaseError] | None = None,
     ) -> None:
+        errors = list(errors or [])
         self.target_tool_calls = presses
         self.max_tool_calls = 2 * presses
         self.instruction_text = instruction
@@ -110,6 +124,7 @@ class ButtonsStage(BaseTaskStage):
             stage_goal_description=description,
             stage_input=StageInput(text, flag_answer_to_user),
             entry_transition=entry_transition,
+            error_parameters=StageErrorParameters(errors, len(errors), len(errors)),
         )
 
     def _to_spec_arguments(self) -> dict[str, Any]:
@@ -121,4 +136,5 @@ class ButtonsStage(BaseTaskStage):
             "presses": self.target_tool_calls,
             "flag_answer_to_user": self.stage_input.flag_answer_to_user,
             "entry_transition": self.entry_transition,
+            "errors": list(self.error_parameters.possible_errors),
         }

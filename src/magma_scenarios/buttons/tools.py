@@ -12,9 +12,11 @@ from __future__ import annotations
 from magma_core.simulation.data_structures import (
     Observation,
     Pose,
+    ToolErrorFlag,
     ToolExecution,
     ToolResult,
 )
+from magma_core.simulation.errors import BaseError
 from magma_core.simulation.tools import BaseToolsAPI, register_tool
 from magma_scenarios.buttons.world import BUTTONS, CAP_TOP_Z, STROKE, button_index
 
@@ -40,6 +42,21 @@ def _light(on: bool) -> str:
     return "on" if on else "off"
 
 
+class StuckButton(BaseError):
+    """Injected error: the first press of the stage meets a stuck cap, before any motion."""
+
+    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict) -> bool | None:
+        if args.get("stuck"):
+            return False
+        args["stuck"] = True
+        tool_execution.fail("The button was stuck and did not move; it is free now.",
+                            failure_flag=ToolErrorFlag.INJECTION_ERROR)
+        return True
+
+    def get_description(self, args: dict | None) -> str:
+        return "A button may be stuck on the first press."
+
+
 class ButtonTools(BaseToolsAPI):
     """What a Panda at the button panel can do."""
 
@@ -47,6 +64,7 @@ class ButtonTools(BaseToolsAPI):
         description="Press a button of the panel once (it toggles the light of its colour).",
         params_spec={"button": {"description": "colour of the button, e.g. red", "type": str}},
         execution_group="arm",
+        errors=[StuckButton],
     )
     def press(self, obs: Observation, env_id: int, params: dict) -> ToolExecution:
         known = list(obs.task_attributes.get("buttons", []))
