@@ -9,6 +9,8 @@ function of them (tested against hand-computed values). Every rate is
 - progression: mean fraction of stages passed;
 - pass^k (k = 1..K): τ²-bench's unbiased estimator over items;
 - mission-update retention by lag: success of trials with a mission update, by its lag;
+- by domain: success per domain (the scenario of the item's preset or definition, e.g.
+  ``warehouse``), and per domain the success and conditional robustness of each condition;
 - cost: prompt and completion tokens at a model's prices (:class:`~magma_core.bench.prices.Price`),
   or all tokens at one ``price_per_mtok``.
 """
@@ -86,6 +88,36 @@ def _grouped(trials: list[Trial], key: str) -> dict[str, dict[str, Any]]:
     return {k: _rate_of(v) for k, v in sorted(groups.items())}
 
 
+def domain(item: dict[str, Any]) -> str:
+    """The domain of an item's facts: the scenario id of its preset or definition
+    (``warehouse.Swap`` -> ``warehouse``); runs stored before items kept their scenario fall
+    back on the skeleton id, which starts with it."""
+    name = item.get("scenario") or item.get("skeleton_id") or "?"
+    return str(name).split(".", 1)[0]
+
+
+def _robustness(group: list[Trial], outcome: dict[tuple[str, int], bool]) -> dict[str, Any]:
+    """Success among the trials whose paired clean control trial succeeded."""
+    return _rate_of([t for t in group if outcome.get((t.item["control"], t.trial))])
+
+
+def _by_domain(trials: list[Trial], outcome: dict[tuple[str, int], bool]) -> dict[str, Any]:
+    """The per-domain entries of :func:`compute`."""
+    domains: dict[str, list[Trial]] = defaultdict(list)
+    for t in trials:
+        domains[domain(t.item)].append(t)
+    by_condition: dict[str, dict[str, Any]] = {}
+    robustness: dict[str, dict[str, Any]] = {}
+    for name, group in sorted(domains.items()):
+        conditions = {c: [t for t in group if t.item["condition"] == c] for c in CONDITIONS}
+        by_condition[name] = {c: _rate_of(v) for c, v in conditions.items() if v}
+        robustness[name] = {c: _robustness(v, outcome) for c, v in conditions.items()
+                            if v and c != CLEAN}
+    return {"success_by_domain": {k: _rate_of(v) for k, v in sorted(domains.items())},
+            "success_by_domain_condition": by_condition,
+            "conditional_robustness_by_domain": robustness}
+
+
 def agent_facts(config: dict[str, Any]) -> dict[str, Any]:
     """The report's ``agent`` entry: the agent spec and the model (name, endpoint, options)
     a benchmark run's stored config names."""
@@ -103,8 +135,7 @@ def compute(trials: list[Trial], trials_per_item: int, price_per_mtok: float | N
     for condition, group in by_condition.items():
         if condition == CLEAN:
             continue
-        paired = [t for t in group if outcome.get((t.item["control"], t.trial))]
-        robustness[condition] = _rate_of(paired)
+        robustness[condition] = _robustness(group, outcome)
     per_item: dict[str, list[Trial]] = defaultdict(list)
     for t in trials:
         per_item[t.item["item_id"]].append(t)
@@ -141,6 +172,7 @@ def compute(trials: list[Trial], trials_per_item: int, price_per_mtok: float | N
                         / len(v) for c, v in by_condition.items()},
         "success_by_length": _grouped(trials, "length_bucket"),
         "success_by_track": _grouped(trials, "track"),
+        **_by_domain(trials, outcome),
         "mission_update_retention_by_lag": {k: _rate_of(v) for k, v in sorted(lags.items())},
         "terminal_status_counts": {
             c: {s: n for s, n in Counter(t.status for t in v).items()} for c, v in by_condition.items()},

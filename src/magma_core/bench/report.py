@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from magma_core.bench.conditions import CONDITIONS
 from magma_core.bench.metrics import agent_facts, collect, compute
 from magma_core.bench.prices import Price, price_for
 from magma_core.bench.report_html import render
@@ -109,10 +110,18 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
     for title, metric in (("Conditional robustness", "conditional_robustness"),
                           ("Success by length", "success_by_length"),
                           ("Success by track", "success_by_track"),
+                          ("Success by domain", "success_by_domain"),
                           ("Mission-update retention by lag", "mission_update_retention_by_lag")):
         t = _runs_table(title, runs)
-        for key in sorted({k for r in runs for k in reports[r][metric]}):
-            t.add_row(key, *[_cell(reports[r][metric].get(key)) for r in runs])
+        for key in sorted({k for r in runs for k in reports[r].get(metric, {})}):
+            t.add_row(key, *[_cell(reports[r].get(metric, {}).get(key)) for r in runs])
+        console.print(t)
+    for title, metric in (("Success by domain and condition", "success_by_domain_condition"),
+                          ("Conditional robustness by domain", "conditional_robustness_by_domain")):
+        t = _runs_table(title, runs, "domain / condition")
+        for key in domain_rows(reports, metric):
+            t.add_row(" / ".join(key), *[_cell(reports[r].get(metric, {}).get(key[0], {}).get(key[1]))
+                                         for r in runs])
         console.print(t)
     t = _runs_table("pass^k", runs, "k")
     for k in reports[runs[0]]["pass_k"]:
@@ -133,6 +142,13 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
     console.print(t)
     if len(runs) > 1:
         console.print("* differs from the first run at p < 0.05 (two-proportion z-test)")
+
+
+def domain_rows(reports: dict[str, dict[str, Any]], metric: str) -> list[tuple[str, str]]:
+    """(domain, condition) pairs of a per-domain ``metric`` over ``reports``, domains sorted,
+    conditions in their canonical order."""
+    pairs = {(d, c) for m in reports.values() for d, per in m.get(metric, {}).items() for c in per}
+    return sorted(pairs, key=lambda p: (p[0], CONDITIONS.index(p[1]) if p[1] in CONDITIONS else 99))
 
 
 def _runs_table(title: str, runs: list[str], first: str = "") -> Table:

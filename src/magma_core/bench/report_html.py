@@ -114,6 +114,9 @@ def render(reports: dict[str, dict[str, Any]], significant: dict[str, set[str]])
     length = {r: m["success_by_length"] for r, m in reports.items()}
     track = {r: m["success_by_track"] for r, m in reports.items()}
     lags = {r: m["mission_update_retention_by_lag"] for r, m in reports.items()}
+    domains = {r: m.get("success_by_domain", {}) for r, m in reports.items()}
+    domain_condition = {r: {f"{d} / {c}": rate for d, per in m.get("success_by_domain_condition", {}).items()
+                            for c, rate in per.items()} for r, m in reports.items()}
     status_rows = "".join(
         f"<tr><td>{html.escape(r)} / {html.escape(c)}</td>"
         + "".join(f"<td>{counts.get(s, 0)}</td>" for s in reports[r]["taxonomy"]) + "</tr>"
@@ -146,6 +149,8 @@ def render(reports: dict[str, dict[str, Any]], significant: dict[str, set[str]])
 {_rate_table("Success by length bucket", length, runs)}
 {_rate_table("Success by track", track, runs)}
 {_rate_table("Mission-update retention by lag", lags, runs)}
+{_rate_table("Success by domain", domains, runs)}
+{_rate_table("Success by domain and condition", domain_condition, runs)}
 <h2>Progression (mean fraction of stages passed)</h2><table><tr><th></th>
 {"".join(f"<th>{html.escape(r)}</th>" for r in runs)}</tr>{progression}</table>
 <h2>Terminal statuses</h2><table id="statuses"><tr><th>run / condition</th>

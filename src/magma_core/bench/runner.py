@@ -105,7 +105,8 @@ class BenchResult:
 def item_facts(item: dict[str, Any]) -> dict[str, Any]:
     """What the report needs of an item (kept with the benchmark run in the store)."""
     meta = item["metadata"]
-    return {k: item[k] for k in ("item_id", "skeleton_id", "track", "condition", "length_bucket")} | {
+    return {k: item[k] for k in ("item_id", "skeleton_id", "track", "condition", "length_bucket",
+                                 "scenario")} | {
         "control": meta["control_episode_id"], "stages": meta["number_of_stages"],
         "lags": meta["intervention_lags"], "oracle_calls": meta["episode_oracle_tool_calls"]}
 

@@ -23,6 +23,8 @@ A ``definition`` skeleton entry stands for ``seeds`` skeletons: the first seeds 
 
 Named suites (``magma bench compile smoke``) and the default condition transforms are the
 scenarios': their manifests declare them (``ScenarioManifest.suites`` and ``.transforms``).
+Without a ``transforms`` key each skeleton is perturbed by its own scenario's transforms, so
+one suite may mix domains (the report breaks results down by domain).
 """
 
 from __future__ import annotations
@@ -103,12 +105,14 @@ def build_items(spec: dict[str, Any]) -> list[dict[str, Any]]:
     conditions = _conditions(spec)
     if spec.get("variations", 1) != 1:
         raise UserError("semantic variations other than 1 are not supported yet")
-    named = [s.get("preset") or s.get("definition") for s in spec["skeletons"] if isinstance(s, dict)]
-    transforms = load_transforms(spec.get("transforms") or default_transforms([n for n in named if n]))
     items: list[dict[str, Any]] = []
     for position, skeleton in enumerate(spec["skeletons"]):
         if not isinstance(skeleton, dict) or ("preset" in skeleton) == ("definition" in skeleton):
             raise UserError(f"skeleton {position} needs a 'preset' or a 'definition'")
+        # without a 'transforms' key each skeleton takes its own scenario's (a suite may
+        # span several domains)
+        named = skeleton.get("preset") or skeleton.get("definition")
+        transforms = load_transforms(spec.get("transforms") or default_transforms([named]))
         unknown = set(skeleton) - SKELETON_KEYS
         if unknown:
             raise UserError(f"skeleton {position} has unknown keys: {', '.join(sorted(unknown))}")
