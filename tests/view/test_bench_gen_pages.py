@@ -161,6 +161,9 @@ def test_benchmark_page_shows_the_report_and_links_trials_to_episodes(page, view
     for condition, counts in noisy["terminal_status_counts"].items():
         for status, n in counts.items():
             expect(page.locator(f"[data-testid=statuses] tr[data-condition={condition}] [data-status={status}]")).to_have_text(str(n))
+    for domain_name, rate in noisy["success_by_domain"].items():  # the report's domain breakdown
+        expect(page.locator(f"[data-testid=domains] tr[data-domain='{domain_name}'] td[data-run=noisy]")).to_contain_text(
+            f"{rate['num']}/{rate['den']}")
     rows = page.locator("[data-testid=trials] tbody tr[data-item]")
     expect(rows).to_have_count(10)
 

@@ -99,6 +99,8 @@ export async function renderBench(page, route) {
       h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Usage and cost")), usageTable(runs, data))),
     h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Terminal statuses"),
       h("span", { class: "muted" }, "click a count to list those trials")), statusTable(m, pick)),
+    h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Success by domain and condition"),
+      h("span", { class: "muted" }, "a domain is the scenario of an item's preset or definition")), domainTable(runs, data)),
     h("details", { class: "config" }, h("summary", {}, "more rates: by track, mission-update retention by lag, progression"),
       moreRates(runs, data)),
     trialsPanel,
@@ -127,6 +129,21 @@ function rateTable(runs, data, fixed, marks, testid) {
     h("tbody", {}, rows.map(([label, get, key]) => h("tr", { "data-rate": label }, h("td", {}, label),
       runs.map((run) => h("td", { "data-run": run }, rateText(get(run)),
         key && (marks[run] || []).includes(key) ? h("span", { class: "sigmark" }, " *") : null))))));
+}
+
+function domainTable(runs, data) {
+  // rows: each domain, then each of its conditions; the same numbers as `magma bench report`
+  const rows = [];
+  const domains = [...new Set(runs.flatMap((run) => Object.keys(data.metrics[run].success_by_domain || {})))].sort();
+  for (const d of domains) {
+    rows.push([d, (run) => (data.metrics[run].success_by_domain || {})[d]]);
+    const conditions = [...new Set(runs.flatMap((run) => Object.keys((data.metrics[run].success_by_domain_condition || {})[d] || {})))];
+    for (const c of conditions) rows.push([`${d} / ${c}`, (run) => ((data.metrics[run].success_by_domain_condition || {})[d] || {})[c]]);
+  }
+  return h("table", { class: "grid", "data-testid": "domains" },
+    h("thead", {}, h("tr", {}, h("th", {}, ""), runs.map((r) => h("th", {}, r)))),
+    h("tbody", {}, rows.map(([label, get]) => h("tr", { "data-domain": label }, h("td", {}, label),
+      runs.map((run) => h("td", { "data-run": run }, rateText(get(run))))))));
 }
 
 function usageTable(runs, data) {
