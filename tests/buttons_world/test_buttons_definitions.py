@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import magma_scenarios.buttons.env  # noqa: F401  (registers the world)
 from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.bench.conditions import CONDITIONS, transform
 from magma_core.bench.task_spec import task_to_spec
@@ -14,7 +15,6 @@ from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.store import RunStore
-import magma_scenarios.buttons.env  # noqa: F401  (registers the world)
 from magma_scenarios.buttons import bench_conditions
 from magma_scenarios.buttons.definitions import PanelTasks, PanelTasksJudged
 from magma_scenarios.buttons.world import MAX_PRESSES

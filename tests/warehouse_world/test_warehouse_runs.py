@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import magma_scenarios.warehouse.env  # noqa: F401  (registers the world)
 from magma_core.agents import TraceAgent
 from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.judge import Verdict
@@ -17,7 +18,6 @@ from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.simulation.tasks import PerfectTrace, ToolCallEvent, UserEvent
 from magma_core.store import RunStore
-import magma_scenarios.warehouse.env  # noqa: F401  (registers the world)
 from magma_scenarios.warehouse.definitions import WarehouseOrders
 from magma_scenarios.warehouse.presets import MoveOrder
 from magma_scenarios.warehouse.stages import Deliver

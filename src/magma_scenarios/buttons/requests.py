@@ -27,7 +27,13 @@ from magma_core.simulation.tasks import (
     TraceEvent,
     UserEvent,
 )
-from magma_scenarios.buttons.stages import ButtonsStage, LightOff, LightOn, NeverPressed, PressedInOrder
+from magma_scenarios.buttons.stages import (
+    ButtonsStage,
+    LightOff,
+    LightOn,
+    NeverPressed,
+    PressedInOrder,
+)
 from magma_scenarios.buttons.world import BUTTONS, MAX_PRESSES
 from magma_scenarios.common.stages import Acknowledge, AnswerQuestion
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from magma_core.simulation.data_structures import EmptyInstruction, StageInput, UserInstruction
-from magma_core.simulation.errors import BaseError
 import torch
 
+from magma_core.simulation.data_structures import EmptyInstruction, StageInput, UserInstruction
+from magma_core.simulation.errors import BaseError
 from magma_core.simulation.goals import And, BaseGoal
 from magma_core.simulation.goals.positional import inside
 from magma_core.simulation.stage import BaseTaskStage, StageErrorParameters
