@@ -11,7 +11,7 @@ and both arms reach them. Seen from behind the robots (+x up, +y to the left)::
                         panda-1                                panda-0
 
 A slot holds at most one box (4 cm cubes named by colour). Which box is in which slot is
-kept in the world's extra state (``occupant``: per slot the index of its box in
+kept in the world's extra state (``occupant_<slot>``: the index of its box in
 :data:`BOXES`, or -1), updated by the tools' state updates, and the physics agrees with it.
 At the start the red and blue boxes stand on panda-0's shelves, the green and yellow ones
 on panda-1's; docks and hand-over slots are empty.
@@ -101,12 +101,12 @@ SLOT_THRESH = 0.05  # a box within 5 cm (XY) of a slot's centre is in it (centre
 
 
 def box_index(name: str) -> int:
-    """Index of a box (its value in ``occupant``)."""
+    """Index of a box (its value in ``occupant_<slot>``)."""
     return BOXES.index(name)
 
 
 def slot_index(name: str) -> int:
-    """Index of a slot (its column in ``occupant``)."""
+    """Index of a slot (its column in the env's ``occupant`` tensor)."""
     return SLOTS.index(name)
 
 
