@@ -86,6 +86,7 @@ def gen(args: argparse.Namespace) -> int:
     )
     store = open_generation_store(args.out)
     try:
+        store.lease("generation", name)  # a second writer of this name is refused in one line
         try:
             stored = store.open_generation(name, args.target, config)
         except ValueError as exc:
@@ -126,11 +127,22 @@ def gen(args: argparse.Namespace) -> int:
             f"{time.perf_counter() - started:.1f}s (snapshot save/restore "
             f"{summary['snapshot_s'] + summary['restore_s']:.2f}s). Store: {args.out / 'magma.db'}"
         )
+        errors = scenario_errors(store, name, console)
     finally:
         executor.close()
         parts.agent.close()
         store.close()
-    return 0
+    return 1 if errors else 0
+
+
+def scenario_errors(store: Any, name: str, console: Any) -> int:
+    """The generation's candidates whose episode hit a scenario error; a summary line when
+    there are any (each keeps its reason and traceback in the store)."""
+    errors = [c for c in store.candidates(name) if c.episode_status == "error"]
+    if errors:
+        console.print(f"[red]error:[/] {len(errors)} candidate(s) of {name!r} hit a scenario error "
+                      "(status error; each keeps its reason and traceback in the store)")
+    return len(errors)
 
 
 def _gen_on_ray(args: argparse.Namespace, console: Any, store: Any, name: str, settings: Any,
@@ -164,11 +176,12 @@ def _gen_on_ray(args: argparse.Namespace, console: Any, store: Any, name: str, s
         console.print(f"{counts['candidates']} candidates, {counts['situations']} situations, "
                       f"{counts['successes']} successful branches in "
                       f"{time.perf_counter() - started:.1f}s. Store: {args.out / 'magma.db'}")
+        errors = scenario_errors(store, name, console)
     finally:
         store.close()
     if failures:
         raise CliError(f"{len(failures)} Ray failure(s); what is stored stays: the same command resumes")
-    return 0
+    return 1 if errors else 0
 
 
 class _Progress:

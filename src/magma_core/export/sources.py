@@ -30,7 +30,7 @@ def load_forest(store_path: Path, name: str) -> ExportForest:
     """The generation or run ``name`` of the store at ``store_path``."""
     if not store_path.exists():
         raise SourceError(f"no store at {store_path}")
-    with GenerationStore(store_path) as gens:
+    with GenerationStore(store_path, read_only=True) as gens:
         generation = gens.get_generation(name)
         if generation is not None:
             return _from_generation(gens, name, generation)
@@ -74,7 +74,7 @@ def _tree_source(tree: dict[str, Any], target: str) -> dict[str, Any]:
 
 
 def _from_run(store_path: Path, name: str) -> ExportForest:
-    with RunStore(store_path) as runs:
+    with RunStore(store_path, read_only=True) as runs:
         run = runs.get_run(name)
         if run is None:
             raise SourceError(f"no generation or run named {name!r} in {store_path}")

@@ -140,8 +140,8 @@ class NewSituation:
 class GenerationStore(SQLiteStore):
     """The generation tables of the SQLite store at ``path`` (WAL; created on first use)."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path, SCHEMA, check_same_thread=False)
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        super().__init__(path, SCHEMA, check_same_thread=False, read_only=read_only)
         self._add_missing_columns("gen_trees", TREE_COLUMNS)
 
     # -- generations -------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from magma_core.simulation.state import (
 __all__ = ["SimBatch", "Snapshot"]
 
 Actions = torch.Tensor | Mapping[str, torch.Tensor]
+FIRST_RESET_ATTEMPTS = 4  # seeds a slot tries when the world's reset raises while building
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class SimBatch:
         )
         """Robot names in index order: the agent uid for one robot (``"panda"``),
         ``"<uid>-<i>"`` for several (ManiSkill's multi-agent naming)."""
-        self.reset(seed=seed)
+        self._first_reset(seed)
 
     # -- access ----------------------------------------------------------------------------
     @property
@@ -225,6 +226,33 @@ class SimBatch:
             for i, s in zip(idx, seeds, strict=True):
                 self._envs[i].reset(seed=s, options=dict(self.reset_options))
         return self.observe()
+
+    def _first_reset(self, seed: int | Sequence[int] | None) -> None:
+        """The reset that gives every slot a world. A world whose reset raises for some seed
+        (a scenario bug the engine turns into that episode's error) must not stop the batch
+        being built: the failing slots try a few other seeds before the error propagates."""
+        try:
+            self.reset(seed=seed)
+            return
+        except Exception:
+            if not isinstance(seed, int):
+                raise
+        if self.backend == "gpu":  # one batched reset: shift every slot's seed
+            for attempt in range(1, FIRST_RESET_ATTEMPTS):
+                try:
+                    self.reset(seed=seed + attempt * self.num_slots)
+                    return
+                except Exception:
+                    if attempt == FIRST_RESET_ATTEMPTS - 1:
+                        raise
+        for i in range(self.num_slots):
+            for attempt in range(FIRST_RESET_ATTEMPTS):
+                try:
+                    self.reset(seed=[seed + i + attempt * self.num_slots], slots=[i])
+                    break
+                except Exception:
+                    if attempt == FIRST_RESET_ATTEMPTS - 1:
+                        raise
 
     def _reset_gpu(self, idx: list[int], seeds: list[int | None]) -> None:
         env = self._envs[0]
