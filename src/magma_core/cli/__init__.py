@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -24,6 +25,7 @@ SUBCOMMANDS = (
     "magma_core.cli.bench",
     "magma_core.cli.export",
     "magma_core.cli.runs",
+    "magma_core.cli.store",
     "magma_core.cli.scenarios",
     "magma_core.cli.tool_tester",
     "magma_core.cli.serve_agent",
@@ -61,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"magma: error: {exc}", file=sys.stderr)
         return 2
+    except sqlite3.Error as exc:  # a store fault not caught below: still one line
+        print(f"magma: error: the store failed ({exc}); what is stored stays: magma store "
+              "check --out FOLDER says more", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("magma: interrupted", file=sys.stderr)
         return 130
