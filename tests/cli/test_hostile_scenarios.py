@@ -80,6 +80,7 @@ def test_run_keeps_every_fault_in_its_episode(installed, tmp_path, workers):
 def test_bench_keeps_every_fault_in_its_trial(installed, tmp_path):
     (tmp_path / "hostile.yaml").write_text(
         "name: hostile\nconditions: [clean]\n"
+        "transforms: magma_scenarios.sorting.bench_conditions\n"
         f"skeletons:\n  - {{preset: {PRESET}, track: in_domain}}\n")
     compiled = magma("bench", "compile", "hostile.yaml", "--out", "suite", cwd=tmp_path,
                      env=installed)
@@ -97,8 +98,8 @@ def test_gen_keeps_every_fault_in_its_candidate(installed, tmp_path):
     proc = magma("gen", PRESET, "--agent", "trace", "--branches", "1", "--trees", "8",
                  "--slots", "2", "--out", "out", cwd=tmp_path, env=installed)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "6 candidate(s) of 'gen-hostile_cubes.Hostile' hit a scenario error" in " ".join(
-        proc.stdout.split())
+    assert "Traceback" not in proc.stderr
+    assert "6 candidate(s) of 'gen-hostile_cubes.Hostile' hit a scenario error" in proc.stderr
     conn = sqlite3.connect(tmp_path / "out" / "magma.db")
     rows = conn.execute("SELECT tree, episode_status, execution FROM gen_candidates").fetchall()
     errors = {tree: json.loads(execution) for tree, status, execution in rows if status == "error"}

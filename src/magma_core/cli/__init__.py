@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -63,15 +62,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"magma: error: {exc}", file=sys.stderr)
         return 2
-    except sqlite3.Error as exc:  # a store fault not caught below: still one line
-        print(f"magma: error: the store failed ({exc}); what is stored stays: magma store "
-              "check --out FOLDER says more", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("magma: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `magma runs export NAME | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:
+        from magma_core.store.sqlite import is_store_fault
+
+        if not is_store_fault(exc):
+            raise
+        print(f"magma: error: the store failed ({exc}); what is stored stays: magma store "
+              "check --out FOLDER says more", file=sys.stderr)  # a store fault: still one line
         return 1
 
 

@@ -108,7 +108,14 @@ def describe_fault(path: Path, exc: BaseException) -> str:
     if "malformed" in low or "not a database" in low or "corrupt" in low:
         return (f"the store {path} is damaged ({text}): restore it from a backup (magma store "
                 "backup) or choose another --out folder; magma store check says more")
+    if isinstance(exc, OSError):  # e.g. the folder is a file, or cannot be made
+        return f"cannot open the run store {path} ({text}): choose another --out folder"
     return f"the store {path} failed ({text}); what is stored stays"
+
+
+def is_store_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is an SQLite fault (for front ends that must not import sqlite3)."""
+    return isinstance(exc, sqlite3.Error)
 
 
 def _process_alive(pid: int) -> bool:
