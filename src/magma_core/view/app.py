@@ -22,7 +22,7 @@ store it cannot read a 503 with the store's one-line reason (see :mod:`.http_err
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI, HTTPException, Query
 from fastapi import Path as PathParam
@@ -41,7 +41,7 @@ STATIC = Path(__file__).parent / "static"
 #: the store through a DNS name rebound to 127.0.0.1.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 #: Episode and node ids the routes take: SQLite's integers (a larger one is a 422, not a 500).
-ID = PathParam(ge=0, le=2**63 - 1)
+Id = Annotated[int, PathParam(ge=0, le=2**63 - 1)]
 
 
 def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) -> FastAPI:
@@ -75,14 +75,14 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         return found | {"benchmark": bench_of_run(reader, name)}
 
     @app.get("/api/runs/{name}/episodes/{episode}")
-    def episode(name: str, episode: int = ID) -> dict[str, Any]:
+    def episode(name: str, episode: Id) -> dict[str, Any]:
         found = reader.episode(name, episode)
         if found is None:
             raise HTTPException(404, f"run {name!r} has no episode {episode}")
         return found
 
     @app.get("/api/runs/{name}/episodes/{episode}/world")
-    def world(name: str, episode: int = ID) -> dict[str, Any]:
+    def world(name: str, episode: Id) -> dict[str, Any]:
         found = reader.world(name, episode)
         if found is None:
             raise HTTPException(404, f"run {name!r} episode {episode} has no recorded world")
@@ -105,7 +105,7 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         return found
 
     @app.get("/api/generations/{name}/{kind}/{node}")
-    def generation_node(name: str, kind: str, node: int = ID) -> dict[str, Any]:
+    def generation_node(name: str, kind: str, node: Id) -> dict[str, Any]:
         if kind not in ("situation", "candidate"):
             raise HTTPException(404, f"unknown node kind {kind!r}: situation or candidate")
         found = node_detail(reader, name, kind, node)
