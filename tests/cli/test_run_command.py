@@ -209,7 +209,7 @@ def test_more_user_errors_are_one_line(workdir):
     (workdir / "trace.json").write_text("[]")
     (workdir / "a_file").write_text("")
     cases = [
-        (["runs", "list", "--out", "bad"], "cannot open the run store"),
+        (["runs", "list", "--out", "bad"], "is not a MAGMA store"),
         (["serve-agent", "--agent", "trace", "--port", "70000"], "port number 0-65535"),
         (["serve-agent", "--agent", "trace", "--log-level", "loud"], "invalid choice"),
         (["serve-agent", "--agent", "trace", "--trace-file", "trace.json"], "cannot read trace file"),

@@ -298,5 +298,6 @@ def test_a_worker_that_raises_reports_where_in_one_line(tmp_path):
     failures = run_in_workers(job, range(4), 2, lambda *event: None)
     assert len(failures) == 2
     for index, line in enumerate(failures):
-        assert re.fullmatch(rf"worker {index} failed: FileExistsError: .*a-file' \(sqlite\.py:\d+\)",
+        assert re.fullmatch(rf"worker {index} failed: cannot open the run store .*a-file/magma.db "
+                                rf"\(\[Errno 17\] File exists: .*a-file'\): choose another --out folder",
                             line), line

@@ -100,6 +100,7 @@ class BenchResult:
     given_up: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     failures: list[str] = field(default_factory=list)  # one line per lost attempt
+    errors: int = 0  # stored trials that hit a scenario error (status error)
 
 
 def item_facts(item: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +128,7 @@ def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:
     notify = progress or (lambda event, payload: None)
     check_items(suite.items, spec.run.judge, spec.run.judge_options)
     with open_bench_store(spec.run.out) as store:
+        store.lease("bench", name)  # a second writer of this name is refused in one line
         store.open_bench(name, suite.name, suite.fingerprint,
                          spec.config() | {"items": [item_facts(i) for i in suite.items]})
         run_spec = dataclasses.replace(spec.run, target=suite.items[0]["scenario"],
@@ -141,6 +143,7 @@ def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:
         result.given_up = sorted({suite.items[e // spec.trials]["item_id"] for e in pending
                                   if failures.get(suite.items[e // spec.trials]["item_id"], 0)
                                   >= MAX_ATTEMPTS}, key=[i["item_id"] for i in suite.items].index)
+        result.errors = sum(s.status == "error" for s in store.episodes(run_spec.run_name))
     result.elapsed_s = time.perf_counter() - started
     return result
 

@@ -24,6 +24,7 @@ SUBCOMMANDS = (
     "magma_core.cli.bench",
     "magma_core.cli.export",
     "magma_core.cli.runs",
+    "magma_core.cli.store",
     "magma_core.cli.scenarios",
     "magma_core.cli.tool_tester",
     "magma_core.cli.serve_agent",
@@ -66,6 +67,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `magma runs export NAME | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:
+        from magma_core.store.sqlite import is_store_fault
+
+        if not is_store_fault(exc):
+            raise
+        print(f"magma: error: the store failed ({exc}); what is stored stays: magma store "
+              "check --out FOLDER says more", file=sys.stderr)  # a store fault: still one line
         return 1
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,10 @@ def run_command(args: Any) -> int:
     if args.videos:
         write_trial_videos(args.out, result.name, args.videos, console)
     print(f"report: magma bench report {result.name} --out {args.out}")
-    return 1 if result.given_up else 0
+    if result.errors:
+        print(f"magma: {result.errors} trial(s) of {result.name} hit a scenario error (status "
+              "error); the report's statuses and each trial's record say where", file=sys.stderr)
+    return 1 if result.given_up or result.errors else 0
 
 
 def write_trial_videos(out: Path, name: str, which: str, console: Any) -> list[Path]:

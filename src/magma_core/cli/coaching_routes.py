@@ -66,7 +66,12 @@ def mount_coaching_routes(app: Any, service: Service, sessions: CoachingSessions
         config = sessions.get(request.run_id)
         if config is None:
             raise HTTPException(404, f"no open coaching session {request.run_id!r}")
-        response = service(request, config)
+        try:
+            response = service(request, config)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            # a request the coach cannot use (it validated, but its contents do not fit)
+            raise HTTPException(422, f"the coaching request cannot be used: "
+                                     f"{type(exc).__name__}: {str(exc)[:200]}") from None
         try:
             response.validate_request(request)
         except ValueError as exc:

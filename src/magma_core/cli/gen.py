@@ -7,6 +7,7 @@ are ``magma run``'s (model options, ``--concurrency``, ``--batch-window``, ``--a
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,10 @@ def gen(args: argparse.Namespace) -> int:
     if result.failures:
         raise CliError(f"{len(result.failures)} Ray failure(s); what is stored stays: the same "
                        "command resumes")
+    if result.errors:
+        print(f"magma: {result.errors} candidate(s) of {result.name!r} hit a scenario error "
+              "(status error; each keeps its reason and traceback in the store)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -226,6 +226,12 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
     if args.videos:
         render_run_videos(args.out, result.name, result.summaries, args.videos, console)
+    errors = [s.episode for s in result.summaries if s.status == "error"]
+    if errors:
+        shown = ", ".join(map(str, errors[:10])) + (", ..." if len(errors) > 10 else "")
+        print(f"magma: {len(errors)} of {len(result.summaries)} episodes hit a scenario error "
+              f"(episodes {shown}); `magma runs show {result.name} --episode K` shows the "
+              "reason and traceback", file=sys.stderr)
     for line in result.failures:  # one line per failed worker
         print(f"magma: error: {safe_text(line)}; run the same command again to resume",
               file=sys.stderr)

@@ -64,13 +64,12 @@ def agent_label(config: dict) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from magma_core.store import GenerationStore
+    from magma_core.store import StoreReader
 
     with _open(args.out) as store:
         runs = [(run, (store.get_run(run["name"]) or {}).get("config", {})) for run in store.list_runs()]
         path = store.path
-    with GenerationStore(path) as gens:
-        generations = gens.list_generations()
+    generations = StoreReader(args.out, path).generations()  # none when it has no such table
     table = Table("name", "kind", "target", "agent", "episodes", "successes", "state", title=f"runs in {args.out}")
     for run, config in runs:
         planned = config.get("episodes") if isinstance(config.get("episodes"), int) else None

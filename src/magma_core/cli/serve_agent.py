@@ -34,7 +34,9 @@ def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
     /v1/responses``, and the coaching routes of :mod:`magma_core.cli.coaching_routes`, which
     ``/v1/info`` advertises); at most ``max_candidates`` outputs per request, else HTTP 422.
 
-    Invalid requests get FastAPI's 422. ``/v1/responses`` runs in a worker thread, so
+    Invalid requests get a 422 with a short JSON reason that never echoes the input (NaN,
+    Infinity and out-of-range numbers included: JSON has none; see
+    :mod:`magma_core.view.http_errors`). ``/v1/responses`` runs in a worker thread, so
     ``/health`` and ``/v1/info`` stay responsive while a model thinks. A served agent that
     breaks its own response gets HTTP 500 rather than sending garbage.
     """
@@ -43,8 +45,11 @@ def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
     from magma_core.agents.coaching import coach_with_agent, has_coaching
     from magma_core.cli.coaching_routes import mount_coaching_routes
     from magma_core.protocol.coaching import COACHING_KINDS, COACHING_SESSION_VERSION
+    from magma_core.view.http_errors import FiniteJSONRoute, install_error_answers
 
     app = FastAPI(title=f"MAGMA agent {agent.agent_id}", docs_url=None, redoc_url=None, openapi_url=None)
+    app.router.route_class = FiniteJSONRoute  # before the routes: their bodies are read finite
+    install_error_answers(app)
     mount_coaching_routes(app, lambda request, config: coach_with_agent(agent, request, config))
     coaching_info = {"specialized_coaching": list(COACHING_KINDS) if has_coaching(agent) else [],
                      "coaching_session_version": COACHING_SESSION_VERSION}
@@ -62,10 +67,18 @@ def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
 
     @app.post("/v1/responses")
     def responses(request: AgentRequest) -> list[dict[str, Any]]:
+        refused = _refused_ids(request)
+        if refused:
+            raise HTTPException(422, refused)
         wanted = sum(i.num_outputs for i in request.inputs)
         if wanted > max_candidates:
             raise HTTPException(422, f"the request asks for {wanted} candidates; this server answers at most {max_candidates}")
-        response: AgentResponse = agent.respond(request)
+        try:
+            response: AgentResponse = agent.respond(request)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            # a request the agent cannot use (it validated, but its contents do not fit)
+            raise HTTPException(422, f"the request cannot be used: {type(exc).__name__}: "
+                                     f"{str(exc)[:200]}") from None
         try:
             response.validate_request(request)
         except ValueError as exc:  # the served agent is broken: say so, do not send garbage
@@ -73,6 +86,21 @@ def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
         return response.model_dump(mode="json")
 
     return app
+
+
+MAX_REQUEST_ID = 1000  # characters of a request id this server echoes back
+MAX_SAFE_ID = 2**53 - 1  # input ids JSON readers keep exactly
+
+
+def _refused_ids(request: AgentRequest) -> str:
+    """Why this server will not echo the request's ids back ("" when it will)."""
+    if len(request.request_id) > MAX_REQUEST_ID:
+        return (f"request_id has {len(request.request_id)} characters; this server answers "
+                f"at most {MAX_REQUEST_ID}")
+    for agent_input in request.inputs:
+        if abs(agent_input.id) > MAX_SAFE_ID:
+            return f"input id beyond JSON's safe integers (|id| <= {MAX_SAFE_ID})"
+    return ""
 
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")

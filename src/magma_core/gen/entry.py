@@ -53,7 +53,7 @@ def generate(spec: GenSpec, listener: Listener | None = None) -> GenResult:
     its rows) as each tree is stored.
 
     Raises :class:`~magma_core.user_error.UserError` for anything the user can fix, before
-    any tree grows. An agent outage or a failed Ray actor is reported in
+    any tree grows (a second writer of the same generation name, a store fault: one line). An agent outage or a failed Ray actor is reported in
     ``GenResult.failures``: what is stored stays, and the same spec resumes.
     """
     listener = listener or no_listener
@@ -63,6 +63,7 @@ def generate(spec: GenSpec, listener: Listener | None = None) -> GenResult:
     closed = False
     store = open_generation_store(spec.out)
     try:
+        store.lease("generation", name)  # a second writer of this name is refused in one line
         _open_generation(spec, store, name)
         work = TreeWork(spec, parts, store, name, listener)
         if spec.ray is not None:
@@ -80,7 +81,8 @@ def generate(spec: GenSpec, listener: Listener | None = None) -> GenResult:
                          executed=work.summary.get("executed"),
                          snapshot_s=work.summary.get("snapshot_s", 0.0) + work.summary.get("restore_s", 0.0),
                          failures=failures, elapsed_s=time.perf_counter() - started,
-                         coaching=work.summary.get("coaching"))
+                         coaching=work.summary.get("coaching"),
+                         errors=sum(c.episode_status == "error" for c in store.candidates(name)))
     finally:
         if not closed:
             parts.agent.close()

@@ -422,6 +422,9 @@ class Generator:
         status = end if end != sc.ONGOING else "finished"
         execution = outcome.to_dict()
         execution.pop("next_view", None)
+        if episode == "error":  # a scenario error: keep its reason and traceback
+            record = self.executor.record(slot)
+            execution.update(reason=record.reason, traceback=record.traceback)
         row = self._row(node, item.output, item.output.output.model_dump(), execution, status, end,
                         episode, child.id if child else None)
         self._save(node, item.output.candidate_index, row, child_row if child else None)

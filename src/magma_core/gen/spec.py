@@ -131,7 +131,8 @@ class GenResult:
     ``counts``: situations, candidates and successful candidates stored (all calls);
     ``executed``: candidates executed in this call (None with Ray); ``snapshot_s``: snapshot
     save + restore seconds (in this process); ``failures``: one line per failure (an agent
-    outage, a failed Ray actor): running the same spec again resumes.
+    outage, a failed Ray actor): running the same spec again resumes; ``errors``: stored
+    candidates whose episode hit a scenario error (each keeps its reason and traceback).
     """
 
     name: str
@@ -143,6 +144,7 @@ class GenResult:
     failures: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     coaching: dict[str, Any] | None = None  # rows by status and outcome, seconds (with coaching)
+    errors: int = 0  # stored candidates whose episode ended with a scenario error
 
     @property
     def ok(self) -> bool:

@@ -45,7 +45,7 @@ def generation_starts(folder: str | Path, generation: str,
     """The situations ``situations`` (ids; default: every one with a snapshot) of
     ``generation`` in the store of ``folder``, each a group start."""
     _store_path(folder)
-    with open_generation_store(folder) as store:
+    with open_generation_store(folder, read_only=True) as store:  # reading never writes
         row = store.get_generation(generation)
         if row is None:
             raise UserError(f"no generation {generation!r} in {folder}")

@@ -85,6 +85,7 @@ def _open_run(spec: RunSpec, store: RunStore) -> tuple[str, int]:
     """Create or reopen the run; a resume must keep the agent, seed and judge."""
     name = spec.run_name
     config = spec.config()
+    store.lease("run", name)  # a second writer of this name is refused in one line
     stored = store.open_run(name, spec.target, config)
     check_resume(stored["config"], config, name)
     store.update_config(name, config)

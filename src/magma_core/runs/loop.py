@@ -163,7 +163,7 @@ class RunLoop:
         finished: list[EpisodeSummary] = []
         with SlotPipeline(self.agent, self.pacing, self.executor.num_slots) as pipeline:
             views: dict[int, AgentView] = {}
-            started, more = self._fill(free, source, active)
+            started, more = self._fill(free, source, active, finished)
             self._ask(pipeline, started, active, views)
             ready: dict[int, SlotAnswer] = {}
             while active:
@@ -184,15 +184,16 @@ class RunLoop:
                     else:
                         again.append(slot)
                 if more:
-                    started, more = self._fill(free, source, active)
+                    started, more = self._fill(free, source, active, finished)
                     again += started
                 self._ask(pipeline, again, active, views)
         return finished
 
-    def _fill(self, free: deque[int], source: Iterator[int],
-              active: dict[int, EpisodeState]) -> tuple[list[int], bool]:
+    def _fill(self, free: deque[int], source: Iterator[int], active: dict[int, EpisodeState],
+              finished: list[EpisodeSummary]) -> tuple[list[int], bool]:
         """Start episodes from ``source`` in the free slots: (the slots started, whether
-        ``source`` may have more)."""
+        ``source`` may have more). An episode over at its start (its world's reset or
+        stage 0's entry transition failed: an ``error``) is stored at once, its slot reused."""
         started: list[int] = []
         while free:
             episode = next(source, None)
@@ -200,6 +201,10 @@ class RunLoop:
                 return started, False
             slot = free.popleft()
             self._start(slot, episode, active)
+            if self.executor.status(slot) != "running":
+                finished.append(self._finish(active.pop(slot)))
+                free.appendleft(slot)
+                continue
             started.append(slot)
         return started, True
 

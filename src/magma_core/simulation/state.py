@@ -127,7 +127,7 @@ def apply_env_state_updates(
     """Assign each update's value to row ``env_id`` of the leaf at its path, in place.
 
     The value is converted to the leaf's dtype and device and must broadcast to one row of
-    the leaf. All or nothing: every update is checked first and nothing changes if any fails.
+    the leaf; a floating value must be finite and may not go into an integer or bool leaf. All or nothing: every update is checked first and nothing changes if any fails.
 
     Raises:
         KeyError: a path does not exist (the message names the path).
@@ -163,9 +163,30 @@ def _resolve_leaf(state: Mapping[str, Any], path: tuple[str, ...]) -> torch.Tens
     return node
 
 
+def _fits_exactly(tensor: torch.Tensor, dtype: torch.dtype) -> bool:
+    """Whether floating ``tensor`` holds whole numbers (0/1 for a bool ``dtype``)."""
+    if dtype == torch.bool:
+        return bool(((tensor == 0) | (tensor == 1)).all())
+    return bool((tensor == tensor.round()).all())
+
+
+def _brief(tensor: torch.Tensor) -> str:
+    values = tensor.reshape(-1)[:4].tolist()
+    return str(values if tensor.numel() > 1 else values[0]) if tensor.numel() else "[]"
+
+
 def _convert_value(value: Any, leaf: torch.Tensor, path: tuple[str, ...]) -> torch.Tensor:
     try:
         tensor = torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise TypeError(f"cannot convert value for {path!r} to {leaf.dtype}: {exc}") from exc
+    if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+        raise ValueError(f"value for {path!r} holds non-finite numbers (nan or inf)")
+    if tensor.is_complex() or (tensor.is_floating_point() and not leaf.is_floating_point()
+                               and not _fits_exactly(tensor, leaf.dtype)):
+        raise TypeError(f"value {_brief(tensor)} of dtype {tensor.dtype} for {path!r} does not "
+                        f"fit the leaf's {leaf.dtype} exactly")
+    try:
         tensor = tensor.to(device=leaf.device, dtype=leaf.dtype)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise TypeError(f"cannot convert value for {path!r} to {leaf.dtype}: {exc}") from exc

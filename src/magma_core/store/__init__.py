@@ -18,13 +18,13 @@ generation, export and the viewer, read and write episodes through it.
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 
 from magma_core.store.generation_store import GenerationStore
 from magma_core.store.reader import StoreReader
 from magma_core.store.rows import episode_rows, episode_summary
 from magma_core.store.run_store import SCHEMA_VERSION, EpisodeRows, EpisodeSummary, RunStore
+from magma_core.store.sqlite import STORE_VERSION, StoreError
 from magma_core.user_error import UserError
 
 STORE_FILE = "magma.db"
@@ -38,30 +38,26 @@ def default_out() -> Path:
 
 
 def open_store(folder: str | Path, *, create: bool = True) -> RunStore:
-    """The run store ``folder/magma.db``; a missing (when not ``create``), unwritable or
-    corrupt store is a one-line :class:`UserError`."""
+    """The run store ``folder/magma.db``: writable when ``create`` (created when missing),
+    else read-only (reading never writes). A missing (when not ``create``), foreign, newer,
+    damaged or unwritable store is a one-line :class:`StoreError` (a ``UserError``)."""
     path = Path(folder) / STORE_FILE
     if not create and not path.exists():
         raise UserError(f"no run store at {path}")
-    try:
-        return RunStore(path)
-    except (OSError, sqlite3.Error) as exc:
-        raise UserError(f"cannot open the run store {path}: {exc}") from None
+    return RunStore(path, read_only=not create)
 
 
-def open_generation_store(folder: str | Path) -> GenerationStore:
-    """The generation tables of ``folder/magma.db`` (created when missing); an unwritable or
-    corrupt store is a one-line :class:`UserError`."""
-    path = Path(folder) / STORE_FILE
-    try:
-        return GenerationStore(path)
-    except (OSError, sqlite3.Error) as exc:
-        raise UserError(f"cannot open the store {path}: {exc}") from None
+def open_generation_store(folder: str | Path, *, read_only: bool = False) -> GenerationStore:
+    """The generation tables of ``folder/magma.db`` (created when missing unless
+    ``read_only``); faults as for :func:`open_store`."""
+    return GenerationStore(Path(folder) / STORE_FILE, read_only=read_only)
 
 
 __all__ = [
     "OUT_ENV",
     "SCHEMA_VERSION",
+    "STORE_VERSION",
+    "StoreError",
     "STORE_FILE",
     "EpisodeRows",
     "EpisodeSummary",

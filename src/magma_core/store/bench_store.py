@@ -11,7 +11,6 @@ agent or judge outage): after 3 the item's missing trials count as ``infrastruct
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -52,9 +51,10 @@ def trial_of(episode: int, trials: int) -> tuple[int, int]:
 class BenchStore(RunStore):
     """The run store with the benchmark tables."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path)
-        self._conn.executescript(_SCHEMA)
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        super().__init__(path, read_only=read_only)
+        if not read_only:
+            self._conn.executescript(_SCHEMA)
 
     def open_bench(self, name: str, suite: str, fingerprint: str,
                    config: dict[str, Any]) -> bool:
@@ -113,12 +113,9 @@ class BenchStore(RunStore):
 
 
 def open_bench_store(folder: str | Path, *, create: bool = True) -> BenchStore:
-    """The benchmark store ``folder/magma.db``; a one-line :class:`UserError` when it cannot
-    be opened (or is missing and ``create`` is False)."""
+    """The benchmark store ``folder/magma.db``, read-only when not ``create``; a one-line
+    :class:`UserError` when it cannot be opened (or is missing and ``create`` is False)."""
     path = Path(folder) / "magma.db"
     if not create and not path.exists():
         raise UserError(f"no run store at {path}")
-    try:
-        return BenchStore(path)
-    except (OSError, sqlite3.Error) as exc:
-        raise UserError(f"cannot open the run store {path}: {exc}") from None
+    return BenchStore(path, read_only=not create)  # faults: a one-line StoreError

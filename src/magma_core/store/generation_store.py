@@ -143,8 +143,9 @@ class GenerationStore(CoachingRows, SQLiteStore):
     """The generation tables of the SQLite store at ``path`` (WAL; created on first use),
     with their coaching rows (:class:`~magma_core.store.coaching_rows.CoachingRows`)."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path, SCHEMA + COACHING_SCHEMA, check_same_thread=False)
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        super().__init__(path, SCHEMA + COACHING_SCHEMA, check_same_thread=False,
+                         read_only=read_only)
         self._add_missing_columns("gen_trees", TREE_COLUMNS)
         self._add_missing_columns("gen_candidates", CANDIDATE_COLUMNS)
 
@@ -353,5 +354,6 @@ def _candidate_row(r: sqlite3.Row) -> CandidateRow:
         status=r["status"], end_status=r["end_status"],
         episode_status=r["episode_status"], next_situation=r["next_situation"],
         score=None if r["score"] is None else json.loads(r["score"]),
-        coaching=None if r["coaching"] is None else json.loads(r["coaching"]),
+        coaching=(json.loads(r["coaching"]) if "coaching" in r.keys() and r["coaching"] is not None
+                  else None),  # a version-2 store read as it is may lack the column
     )

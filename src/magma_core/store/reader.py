@@ -26,7 +26,14 @@ from typing import Any, TypeVar
 from magma_core.store.bench_store import BenchStore
 from magma_core.store.generation_store import CandidateRow, GenerationStore, SituationRow
 from magma_core.store.run_store import EpisodeSummary, RunStore
-from magma_core.store.sqlite import SQLiteStore
+from magma_core.store.sqlite import (
+    STORE_VERSION,
+    SQLiteStore,
+    StoreError,
+    check_header,
+    describe_fault,
+    store_version,
+)
 
 #: A run whose store rows changed this recently, with episodes still to come, is "running".
 RUNNING_WINDOW_S = 300.0
@@ -49,11 +56,35 @@ S = TypeVar("S", bound=SQLiteStore)
 
 def open_read_only(cls: type[S], path: str | Path) -> S:
     """A ``cls`` store over a read-only connection to ``path`` (which must exist): its read
-    methods work, its schema is not applied and any write raises ``sqlite3.OperationalError``."""
+    methods work, its schema is not applied and any write raises ``sqlite3.OperationalError``.
+
+    A file that is not SQLite, another program's, or a newer MAGMA's is refused with a
+    one-line :class:`~magma_core.store.sqlite.StoreError`, as is any SQLite fault of opening
+    it (a damaged file). The full ``quick_check`` is left to the writers and ``magma store
+    check``: readers open the store on every request."""
     store = cls.__new__(cls)
     store.path = Path(path)
-    store._conn = sqlite3.connect(f"{store.path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+    store.read_only = True
+    store._leases = []
+    if store.path.stat().st_size > 0:  # an empty file reads as an empty store
+        check_header(store.path)
+    try:
+        store._conn = sqlite3.connect(f"{store.path.resolve().as_uri()}?mode=ro", uri=True,
+                                      timeout=10)
+    except sqlite3.Error as exc:
+        raise StoreError(describe_fault(store.path, exc)) from None
     store._conn.row_factory = sqlite3.Row
+    try:
+        version = store_version(store._conn, store.path)
+        if version is not None and version > STORE_VERSION:
+            raise StoreError(f"the store {store.path} has store schema version {version}, newer "
+                             f"than this MAGMA's {STORE_VERSION}: upgrade MAGMA to read it")
+    except StoreError:
+        store._conn.close()
+        raise
+    except sqlite3.Error as exc:
+        store._conn.close()
+        raise StoreError(describe_fault(store.path, exc)) from None
     return store
 
 
@@ -77,6 +108,10 @@ class StoreReader:
         store = open_read_only(cls, self.path)
         try:
             yield store if set(tables) <= _tables(store._conn) else None
+        except sqlite3.Error as exc:  # a page damaged past what opening sees: one line
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(describe_fault(self.path, exc)) from None
         finally:
             store.close()
 

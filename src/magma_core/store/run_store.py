@@ -7,18 +7,17 @@ flight, and running again with the same name resumes where it stopped.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from magma_core.store.sqlite import SQLiteStore
+from magma_core.store.sqlite import STORE_VERSION, SQLiteStore
 from magma_core.text_safety import safe_value
 from magma_core.user_error import UserError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = STORE_VERSION  # the marker and version live in store.sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -138,21 +137,10 @@ class EpisodeRows:
 class RunStore(SQLiteStore):
     """SQLite run store at ``path`` (created on first use)."""
 
-    def __init__(self, path: str | Path, *, check_same_thread: bool = True) -> None:
-        super().__init__(path, _SCHEMA, foreign_keys=True, check_same_thread=check_same_thread)
-        self._conn.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-            (str(SCHEMA_VERSION),),
-        )
-        version = self._conn.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone()[0]
-        if version != str(SCHEMA_VERSION):
-            self._conn.close()
-            raise sqlite3.DatabaseError(
-                f"store schema version {version}, this MAGMA writes version {SCHEMA_VERSION}; "
-                "use another folder"
-            )
+    def __init__(self, path: str | Path, *, check_same_thread: bool = True,
+                 read_only: bool = False) -> None:
+        super().__init__(path, _SCHEMA, foreign_keys=True, check_same_thread=check_same_thread,
+                         read_only=read_only)
 
     # -- runs --------------------------------------------------------------------------
     def open_run(self, name: str, preset: str, config: dict[str, Any]) -> dict[str, Any]:

@@ -13,14 +13,19 @@ Routes (all read-only):
   metrics (see :mod:`.benchmarks`) and its trials.
 * ``GET /api/generations/{name}`` — a generation's trees (see :mod:`.generations`).
 * ``GET /api/generations/{name}/{situation|candidate}/{id}`` — one node in full.
+
+A request that is not the viewer's gets a 4xx with a short JSON reason (ids beyond SQLite's
+integer range, a price that is not a finite number, long names cut in the message), and a
+store it cannot read a 503 with the store's one-line reason (see :mod:`.http_errors`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI, HTTPException, Query
+from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -29,11 +34,14 @@ from magma_core.store.reader import StoreReader
 from magma_core.view.benchmarks import bench_of_run, bench_page
 from magma_core.view.catalog import KINDS, list_items
 from magma_core.view.generations import generation_tree, node_detail
+from magma_core.view.http_errors import install_error_answers
 
 STATIC = Path(__file__).parent / "static"
 #: Host headers answered by default: loopback names only, so a web page elsewhere cannot read
 #: the store through a DNS name rebound to 127.0.0.1.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+#: Episode and node ids the routes take: SQLite's integers (a larger one is a 422, not a 500).
+Id = Annotated[int, PathParam(ge=0, le=2**63 - 1)]
 
 
 def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) -> FastAPI:
@@ -43,6 +51,7 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
     app = FastAPI(title="MAGMA viewer", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
     app.state.reader = reader
+    install_error_answers(app)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
@@ -66,14 +75,14 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         return found | {"benchmark": bench_of_run(reader, name)}
 
     @app.get("/api/runs/{name}/episodes/{episode}")
-    def episode(name: str, episode: int) -> dict[str, Any]:
+    def episode(name: str, episode: Id) -> dict[str, Any]:
         found = reader.episode(name, episode)
         if found is None:
             raise HTTPException(404, f"run {name!r} has no episode {episode}")
         return found
 
     @app.get("/api/runs/{name}/episodes/{episode}/world")
-    def world(name: str, episode: int) -> dict[str, Any]:
+    def world(name: str, episode: Id) -> dict[str, Any]:
         found = reader.world(name, episode)
         if found is None:
             raise HTTPException(404, f"run {name!r} episode {episode} has no recorded world")
@@ -81,7 +90,8 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
 
     @app.get("/api/benchmarks/{name}")
     def benchmark(name: str, compare: list[str] = Query(default=[]),  # noqa: B008
-                  price_per_mtok: float | None = Query(default=None, ge=0)) -> dict[str, Any]:
+                  price_per_mtok: float | None = Query(default=None, ge=0, le=1e9,
+                                                             allow_inf_nan=False)) -> dict[str, Any]:
         found = bench_page(reader, name, compare, price_per_mtok)
         if found is None:
             raise HTTPException(404, f"no benchmark run named {name!r}")
@@ -95,7 +105,7 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         return found
 
     @app.get("/api/generations/{name}/{kind}/{node}")
-    def generation_node(name: str, kind: str, node: int) -> dict[str, Any]:
+    def generation_node(name: str, kind: str, node: Id) -> dict[str, Any]:
         if kind not in ("situation", "candidate"):
             raise HTTPException(404, f"unknown node kind {kind!r}: situation or candidate")
         found = node_detail(reader, name, kind, node)

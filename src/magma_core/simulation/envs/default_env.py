@@ -319,7 +319,9 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         state = super().get_state_dict()
         extra = self.get_magma_extra_state()
         if extra:
-            _check_batched(extra, self.num_envs, ("magma_extra_state",))
+            layout = getattr(self, "_magma_extra_layout", None)
+            self._magma_extra_layout = _check_batched(
+                extra, self.num_envs, ("magma_extra_state",), layout)
             state["magma_extra_state"] = extra
         return state
 
@@ -355,16 +357,37 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
             art.set_qvel(qvel)
 
 
-def _check_batched(tree: Mapping, num_envs: int, path: tuple[str, ...]) -> None:
-    """Every tensor leaf of the extra state must lead with the batch dimension."""
+def _check_batched(tree: Mapping, num_envs: int, path: tuple[str, ...],
+                   layout: dict | None = None) -> dict:
+    """Every tensor leaf of the extra state must lead with the batch dimension, be finite,
+    and keep the shape and dtype it had at the first call (``layout``, which is returned)."""
+    out: dict = {}
     for key, value in tree.items():
+        here = (*path, key)
+        name = "/".join(map(str, here))
+        known = (layout or {}).get(key)
         if isinstance(value, Mapping):
-            _check_batched(value, num_envs, (*path, key))
-        elif isinstance(value, torch.Tensor) and (value.dim() == 0 or value.shape[0] != num_envs):
+            out[key] = _check_batched(value, num_envs, here,
+                                      known if isinstance(known, dict) else None)
+            continue
+        if not isinstance(value, torch.Tensor):
+            continue
+        if value.dim() == 0 or value.shape[0] != num_envs:
             raise ValueError(
-                f"extra state {(*path, key)} has shape {tuple(value.shape)}; "
+                f"get_magma_extra_state returned {name} of shape {list(value.shape)}; "
                 f"leaves need a leading batch dimension of {num_envs}"
             )
+        if isinstance(known, tuple) and known != (tuple(value.shape), value.dtype):
+            raise ValueError(
+                f"get_magma_extra_state returned {name} of shape {list(value.shape)} and dtype "
+                f"{value.dtype}, expected {list(known[0])} and {known[1]} (as at its first call)"
+            )
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise ValueError(f"get_magma_extra_state returned non-finite values in {name}")
+        out[key] = (tuple(value.shape), value.dtype)
+    if layout:
+        out = {**layout, **out}
+    return out
 
 
 def _write_rows(target: dict, rows: Mapping, env_idx: torch.Tensor) -> None:

@@ -35,6 +35,7 @@ from magma_core.simulation.state import (
 __all__ = ["RobotHandle", "SimBatch", "WorldSnapshot"]
 
 Actions = torch.Tensor | Mapping[str, torch.Tensor]
+FIRST_RESET_ATTEMPTS = 4  # seeds a slot tries when the world's reset raises while building
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class SimBatch:
         # whose bodies were only placed, never simulated, is as good as a fresh one).
         self._stepped = [False] * len(self._envs)
         self._handles: dict[tuple[int, str], RobotHandle] = {}
-        self.reset(seed=seed)
+        self._first_reset(seed)
 
     # -- access ----------------------------------------------------------------------------
     @property
@@ -254,6 +255,33 @@ class SimBatch:
                 self._envs[i].reset(seed=s, options=options)
                 self._stepped[i] = False
         return self.observe()
+
+    def _first_reset(self, seed: int | Sequence[int] | None) -> None:
+        """The reset that gives every slot a world. A world whose reset raises for some seed
+        (a scenario bug the engine turns into that episode's error) must not stop the batch
+        being built: the failing slots try a few other seeds before the error propagates."""
+        try:
+            self.reset(seed=seed)
+            return
+        except Exception:
+            if not isinstance(seed, int):
+                raise
+        if self.backend == "gpu":  # one batched reset: shift every slot's seed
+            for attempt in range(1, FIRST_RESET_ATTEMPTS):
+                try:
+                    self.reset(seed=seed + attempt * self.num_slots)
+                    return
+                except Exception:
+                    if attempt == FIRST_RESET_ATTEMPTS - 1:
+                        raise
+        for i in range(self.num_slots):
+            for attempt in range(FIRST_RESET_ATTEMPTS):
+                try:
+                    self.reset(seed=[seed + i + attempt * self.num_slots], slots=[i])
+                    break
+                except Exception:
+                    if attempt == FIRST_RESET_ATTEMPTS - 1:
+                        raise
 
     def _reset_gpu(self, idx: list[int], seeds: list[int | None]) -> None:
         env = self._envs[0]

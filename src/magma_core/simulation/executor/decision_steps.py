@@ -34,6 +34,7 @@ from magma_core.simulation.executor.records import (
     ViewMessage,
 )
 from magma_core.simulation.executor.slots import EngineContext, SlotState
+from magma_core.simulation.executor.state_checks import ScenarioFault, check_world
 from magma_core.simulation.executor.verification import (
     TEXT_ONLY_TOOL_FAILURE,
     JudgeError,
@@ -51,6 +52,8 @@ from magma_core.simulation.executor.views import (
     stage_entry_messages,
 )
 from magma_core.simulation.executor.world import scene_geometry, world_state
+
+UNREAD: Any = object()  # conclude's default: read the slot's world now
 
 
 @dataclass
@@ -123,12 +126,17 @@ def start_episodes(ctx: EngineContext, slots: list[int], seeds: list[int]) -> di
         states[slot] = state
         try:
             state.reference = ctx.sim.save_slot(slot)
-            state.enter_stage(0)
-            apply_entry_transition(ctx, state)
-            started.append(slot)
+            check_world(getattr(state.reference, "state", {}), f"the world's reset (seed {seed})")
         except Exception as exc:
-            fail_with_error(state, "applying the entry transition of stage 0", exc)
-        state.record.worlds.append(world_state(ctx.sim, slot))
+            fail_with_error(state, f"resetting the world with seed {seed}", exc)
+        if state.running:
+            try:
+                state.enter_stage(0)
+                apply_entry_transition(ctx, state)
+                started.append(slot)
+            except Exception as exc:
+                fail_with_error(state, "applying the entry transition of stage 0", exc)
+        record_world(state, ctx.sim)
         state.messages = stage_entry_messages(ctx, state, None, previous_was_action=False)
         state.record.engine_s += time.perf_counter() - start
     started = [s for s in started if has_errors(ctx, states[s])]
@@ -141,6 +149,28 @@ def start_episodes(ctx: EngineContext, slots: list[int], seeds: list[int]) -> di
             except Exception as exc:
                 fail_with_error(state, "sampling errors of stage 0", exc)
     return states
+
+def failed_start(ctx: EngineContext, slot: int, seed: int, previous: SlotState | None,
+                 exc: BaseException) -> SlotState:
+    """The ``error`` episode of a slot whose world reset raised ``exc`` for ``seed``.
+
+    The slot's world goes back to the last good reset (``previous``'s reference) when there
+    is one, so that a later reset starts from a sane world."""
+    attributes = copy.deepcopy(ctx.task.situation_init.attributes)
+    attributes["known_robots"] = list(ctx.robot_names)
+    state = SlotState(slot=slot, seed=seed, rng=random.Random(seed),
+                      record=new_record(ctx, slot, seed), attributes=attributes)
+    fail_with_error(state, f"resetting the world with seed {seed}", exc)
+    reference = previous.reference if previous is not None else None
+    if reference is not None:
+        state.reference = reference
+        try:
+            ctx.sim.restore_slot(slot, reference)
+        except Exception as restore_exc:  # noted; the next reset rebuilds the episode anyway
+            state.record.traceback = (state.record.traceback or "") + "".join(
+                traceback.format_exception(restore_exc))
+    state.record.worlds.append(None)
+    return state
 
 def classify(ctx: EngineContext, state: SlotState, decision: NormalizedDecision) -> DecisionStep:
     """What kind of step a decision is in the slot's stage: invalid, answer, violation, batch
@@ -285,9 +315,11 @@ def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: Any
     return False
 
 def conclude(
-    ctx: EngineContext, state: SlotState, step: DecisionStep, elapsed: float
+    ctx: EngineContext, state: SlotState, step: DecisionStep, elapsed: float,
+    world: Any = UNREAD,
 ) -> StepOutcome:
-    """Record the step in the episode and answer its ``StepOutcome``."""
+    """Record the step in the episode and answer its ``StepOutcome`` (``world``: the slot's
+    world after the step when already read)."""
     step.timings["total_s"] = elapsed
     state.record.engine_s += elapsed
     if not step.feedback:  # the step was cut short by a scenario exception
@@ -296,8 +328,8 @@ def conclude(
     if state.stage_index == step.stage_index:  # still in that stage: sync its counters
         stage_record.tool_calls = state.tool_calls
         stage_record.forgiven_tool_calls = state.forgiven_tool_calls
+    record_world(state, ctx.sim, world)
     view = build_view(ctx, state)
-    state.record.worlds.append(world_state(ctx.sim, state.slot))
     state.record.steps.append(
         StepRecord(
             step_index=state.step_index,
@@ -362,11 +394,52 @@ def end_episode(state: SlotState, status: str, reason: str) -> None:
     record.wall_s = record.ended_at - record.started_at
     record.attributes = copy.deepcopy(state.attributes)
 
+def read_world(state: SlotState, sim: Any) -> dict[str, Any] | None:
+    """The slot's compact world now. A world hook that fails (e.g. ``get_magma_extra_state``
+    reporting NaN) ends the episode with an error, puts the slot's reference world back (so
+    that the other slots' batched reads work) and gives None."""
+    try:
+        return world_state(sim, state.slot)
+    except Exception as exc:
+        fail_with_error(state, "reading the world state (get_state_dict, get_magma_extra_state)",
+                        exc)
+    if state.reference is not None:
+        try:
+            sim.restore_slot(state.slot, state.reference)
+        except Exception:  # noqa: S110 - the episode is already an error with its traceback
+            pass
+    return None
+
+
+def rebuild_failed(sim: Any, states: list[SlotState | None],
+                   outcomes: dict[int, StepOutcome]) -> None:
+    """Put the reference world back into each slot whose episode this step ended with a
+    scenario error: a world a faulty hook left behind must not reach the other slots'
+    batched reads (the record already holds what the world was)."""
+    for slot, outcome in outcomes.items():
+        state = states[slot]
+        if outcome.status != ERROR or state is None or state.reference is None:
+            continue
+        try:
+            sim.restore_slot(slot, state.reference)
+        except Exception:  # noqa: S112 - the episode is already an error with its traceback
+            continue
+
+
+def record_world(state: SlotState, sim: Any, world: Any = UNREAD) -> None:
+    """Append the slot's world (``world`` when already read, see :func:`read_world`)."""
+    state.record.worlds.append(read_world(state, sim) if world is UNREAD else world)
+
+
 def fail_with_error(
     state: SlotState, where: str, exc: BaseException, tb: str | None = None
 ) -> None:
+    """End the slot's episode with status ``error``: the reason says what raised ``where``
+    (a :class:`ScenarioFault` says itself where), the record keeps the traceback."""
     if not state.running:
         return
+    if isinstance(exc, ScenarioFault):
+        where, exc = exc.where, exc.error
     if isinstance(exc, JudgeError):  # an outage of the judge, not a scenario bug
         end_episode(state, JUDGE_UNAVAILABLE, str(exc))
         return

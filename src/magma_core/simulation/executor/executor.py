@@ -33,13 +33,17 @@ from typing import Any
 from magma_core.simulation.data_structures.verdict import Judge
 from magma_core.simulation.executor.batch import run_batches
 from magma_core.simulation.executor.decision_steps import (
+    UNREAD,
     DecisionStep,
     classify,
     conclude,
     end_episode,
     fail_with_error,
+    failed_start,
     has_errors,
     over_outcome,
+    read_world,
+    rebuild_failed,
     settle,
     start_episodes,
 )
@@ -52,7 +56,7 @@ from magma_core.simulation.executor.skill_steps import refresh_statuses, submit_
 from magma_core.simulation.executor.slots import EngineContext, SlotState
 from magma_core.simulation.executor.snapshots import SlotSnapshot, capture, rebuild
 from magma_core.simulation.executor.task_check import stages_to_run
-from magma_core.simulation.executor.verification import sample_stage_errors
+from magma_core.simulation.executor.verification import sample_stage_errors, settle_batch
 from magma_core.simulation.executor.views import build_view, feedback_message
 from magma_core.simulation.tasks import BaseTask
 
@@ -203,8 +207,13 @@ class Executor:
             seeds = [int(s) for s in seed]
             if len(seeds) != self.num_slots:
                 raise ValueError(f"{len(seeds)} seeds for {self.num_slots} slots")
-        self._ctx.sim.reset(seed=seeds)
         self._slot_ctxs = [self._ctx] * self.num_slots
+        try:
+            self._ctx.sim.reset(seed=seeds)
+        except Exception:  # a world that cannot reset some seed: find it slot by slot
+            for slot, slot_seed in enumerate(seeds):
+                self.reset_slot(slot, slot_seed)
+            return
         self._start_episodes(list(range(self.num_slots)), seeds)
 
     def reset_slot(self, slot: int, seed: int | None = None, task: BaseTask | None = None) -> None:
@@ -214,12 +223,23 @@ class Executor:
         definition generated for this episode). It must share the executor task's world, env
         options, tools, tools constant and robots (``ValueError`` otherwise) and pass the
         same checks (a judge for judged stages).
+
+        A world reset that raises for ``seed`` makes the slot's episode an ``error`` one (its
+        traceback in the record) and puts the slot's last good world back, so that the next
+        ``reset_slot`` starts cleanly.
         """
         self._check_slot(slot)
         ctx = self._ctx_of(task)
         seed = self.seed + slot if seed is None else int(seed)
-        self._ctx.sim.reset(seed=[seed], slots=[slot])
         self._slot_ctxs[slot] = ctx
+        try:
+            self._ctx.sim.reset(seed=[seed], slots=[slot])
+        except Exception as exc:  # the world's reset (scenario code) raised for this seed
+            state = failed_start(ctx, slot, seed, self._slots[slot], exc)
+            if ctx.skills is not None:
+                state.skills = SkillSlotState()
+            self._slots[slot] = state
+            return
         self._start_episodes([slot], [seed])
 
     def task_of(self, slot: int) -> BaseTask:
@@ -367,15 +387,23 @@ class Executor:
         run = run_batches(ctx, states, batch_calls)
         batches = run.batches
         obs = run.obs if run.obs is not None or not batches else ctx.sim.observe()
+        # Each batched slot's world, read before any stage boundary reads all slots: a world
+        # hook's fault ends its own episode, not that of a slot entering a stage.
+        worlds = {slot: read_world(states[slot], ctx.sim) for slot in batch_calls}
         entered: list[int] = []
         for slot, step in steps.items():
             step.batch = batches.get(slot)
             state = states[slot]
+            if not state.running:  # its world hook failed: keep the calls, verify nothing
+                step.calls, step.notes = settle_batch(slot_ctx[slot], state, step.batch)
+                continue
             try:
                 if settle(slot_ctx[slot], state, step, obs):
                     entered.append(slot)
             except Exception as exc:  # scenario code (goal, log check, transition, judge)
                 fail_with_error(state, f"verifying stage {step.stage_index}", exc)
+        for slot in entered:
+            worlds.pop(slot, None)  # its entry transition changed it: read again
         entered = [s for s in entered if has_errors(slot_ctx[s], states[s])]
         if entered:
             raw_obs = ctx.sim.observe()
@@ -387,7 +415,9 @@ class Executor:
                     fail_with_error(state, f"sampling errors of stage {state.stage_index}", exc)
         elapsed = time.perf_counter() - start
         for slot, step in steps.items():
-            outcomes[slot] = conclude(slot_ctx[slot], states[slot], step, elapsed)
+            outcomes[slot] = conclude(slot_ctx[slot], states[slot], step, elapsed,
+                                      worlds.get(slot, UNREAD))
+        rebuild_failed(self._ctx.sim, self._slots, outcomes)
         return outcomes
 
     def _submit_with_skills(self, decisions: Mapping[int, Any], start: float) -> dict[int, StepOutcome]:
@@ -402,6 +432,7 @@ class Executor:
         outcomes.update(
             submit_with_skills(self._ctx, states, normalized, start, self._slot_ctxs)
         )
+        rebuild_failed(self._ctx.sim, self._slots, {s: outcomes[s] for s in states})
         return outcomes
 
     # -- skills ------------------------------------------------------------------------------

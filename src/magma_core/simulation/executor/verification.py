@@ -27,6 +27,11 @@ from magma_core.simulation.executor.slots import (
     EngineContext,
     SlotState,
 )
+from magma_core.simulation.executor.state_checks import (
+    ScenarioFault,
+    check_returned_state,
+    layout_of,
+)
 from magma_core.simulation.stage import BaseTaskStage, TextOnlyValidationMode
 
 TEXT_ONLY_TOOL_FAILURE = (
@@ -210,20 +215,41 @@ def stage_boundary(ctx: EngineContext, state: SlotState) -> None:
 
     ``reset_at_end`` restores the reference snapshot; the next stage's entry transition is
     applied to this slot only (its returned state is used). Errors are sampled by the caller.
+    A fault of either raises :class:`ScenarioFault` naming the stage and the hook.
     """
     finished = ctx.stages[state.stage_index]
     if finished.global_parameters.reset_at_end:
-        ctx.sim.restore_slot(state.slot, state.reference)
+        try:
+            ctx.sim.restore_slot(state.slot, state.reference)
+        except Exception as exc:  # the world's set_magma_extra_state hook, typically
+            raise ScenarioFault(f"restoring the reference state at the end of stage "
+                                f"{state.stage_index} (reset_at_end)", exc) from exc
     state.enter_stage(state.stage_index + 1)
     apply_entry_transition(ctx, state)
 
 
 def apply_entry_transition(ctx: EngineContext, state: SlotState) -> None:
-    """Apply the current stage's ``build_init_state`` to this slot (no-op without a transition)."""
+    """Apply the current stage's ``build_init_state`` to this slot (no-op without a transition).
+
+    The state it returns must keep the world's layout (shapes, dtype kinds) and be finite in
+    this slot's row; otherwise, or when it raises, :class:`ScenarioFault` names the stage."""
     stage = ctx.stages[state.stage_index]
     overridden = type(stage).build_init_state is not BaseTaskStage.build_init_state
     if stage.entry_transition is None and not overridden:
         return
-    tree = ctx.sim.get_state()
-    new_tree = stage.build_init_state(tree, torch.tensor([state.slot], dtype=torch.long))
-    ctx.sim.set_state(tree if new_tree is None else new_tree, slots=[state.slot])
+    index, name = state.stage_index, type(stage).__name__
+    try:
+        tree = ctx.sim.get_state()
+    except Exception as exc:  # the world's get_magma_extra_state, typically
+        raise ScenarioFault(f"reading the world state for the entry transition of stage {index} "
+                            "(get_state_dict, get_magma_extra_state)", exc) from exc
+    try:
+        layout = layout_of(tree)
+        new_tree = stage.build_init_state(tree, torch.tensor([state.slot], dtype=torch.long))
+        if new_tree is not None:
+            check_returned_state(new_tree, layout, state.slot,
+                                 f"the entry transition of stage {index}")
+        ctx.sim.set_state(tree if new_tree is None else new_tree, slots=[state.slot])
+    except Exception as exc:
+        raise ScenarioFault(f"applying the entry transition of stage {index} ({name})",
+                            exc) from exc
