@@ -52,3 +52,12 @@ BUTTONS = ScenarioManifest(
         "MagmaButtonsDuo-v1": "magma_scenarios.buttons.env",
     },
 )
+
+KITCHEN = ScenarioManifest(
+    id="kitchen",
+    presets={
+        name: f"magma_scenarios.kitchen.presets:{name}"
+        for name in ("FetchFromDrawer", "PutAwayCups", "LatchedBox", "WhatIsInside", "DrawerRule")
+    },
+    environments={"MagmaKitchen-v1": "magma_scenarios.kitchen.env"},
+)
