@@ -59,5 +59,11 @@ KITCHEN = ScenarioManifest(
         name: f"magma_scenarios.kitchen.presets:{name}"
         for name in ("FetchFromDrawer", "PutAwayCups", "LatchedBox", "WhatIsInside", "DrawerRule")
     },
+    definitions={
+        name: f"magma_scenarios.kitchen.definitions:{name}"
+        for name in ("LongKitchen", "LongKitchenJudged")
+    },
     environments={"MagmaKitchen-v1": "magma_scenarios.kitchen.env"},
+    suites={"kitchen": "magma_scenarios.kitchen:suites/kitchen.yaml"},
+    transforms="magma_scenarios.kitchen.bench_conditions",
 )
