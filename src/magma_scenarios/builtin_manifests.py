@@ -57,8 +57,10 @@ KITCHEN = ScenarioManifest(
     id="kitchen",
     presets={
         name: f"magma_scenarios.kitchen.presets:{name}"
-        for name in ("FetchFromDrawer", "PutAwayCups", "LatchedBox", "WhatIsInside", "DrawerRule")
+        for name in ("FetchFromDrawer", "PutAwayCups", "LatchedBox", "WhatIsInside", "DrawerRule",
+                     "SkillFetch")
     },
+    skills={"fetch": "magma_scenarios.kitchen.skills:Fetch"},
     definitions={
         name: f"magma_scenarios.kitchen.definitions:{name}"
         for name in ("LongKitchen", "LongKitchenJudged")

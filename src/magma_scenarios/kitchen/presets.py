@@ -24,6 +24,7 @@ from magma_core.simulation.tasks import (
 )
 from magma_scenarios.common.stages import Acknowledge
 from magma_scenarios.kitchen.questions import LookInside
+from magma_scenarios.kitchen.skills import Fetch
 from magma_scenarios.kitchen.stages import CloseAtEntry, KitchenStage
 from magma_scenarios.kitchen.tools import KitchenTools
 from magma_scenarios.kitchen.world import ENV_ID, OBJECTS, PLACES
@@ -154,4 +155,19 @@ class DrawerRule(_Kitchen):
             call("place", location="counter"),
             call("close", target="drawer_left"),
             MessageEvent("The yellow_block is on the counter and drawer_left is closed."),
+        ])
+
+
+class SkillFetch(_Kitchen):
+    """One ``fetch`` call finds the red sponge (look, open drawer_left, look) and brings it."""
+
+    REQUEST = "Fetch the red_sponge and put it on the counter."
+    skills = (Fetch,)
+    stages = [KitchenStage(REQUEST, 5, {"red_sponge": "counter"}, flag_answer_to_user=True)]
+
+    def perfect_trace(self) -> PerfectTrace:
+        return PerfectTrace([
+            UserEvent(self.REQUEST),
+            call("fetch", object="red_sponge", location="counter"),
+            MessageEvent("The red_sponge is on the counter."),
         ])
