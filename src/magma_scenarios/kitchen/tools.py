@@ -9,6 +9,8 @@ result. Task attributes: ``objects`` (what can be picked) and ``places`` (where 
 
 from __future__ import annotations
 
+from typing import Any
+
 from magma_core.simulation.data_structures import (
     EnvStateUpdate,
     Observation,
@@ -26,6 +28,7 @@ from magma_scenarios.kitchen import world as w
 DOWN = down_quat(0.0)
 TRAVEL_Z = 0.17  # TCP height when travelling over the counter
 LID_STEPS = 6
+GRASP_RAISE = 0.006
 
 
 class GraspSlip(BaseError):
@@ -73,6 +76,15 @@ def lid_path(a_from: float, a_to: float) -> list:
     return [*out, "OPEN", _pose(end[0] - 0.05, y, end[1] + 0.05)]
 
 
+def kitchen_pick(pose7: Any) -> list:
+    """``tabletop.pick_trajectory`` with the grasp a little above the object's centre (the
+    fingertips then stay clear of a container's floor)."""
+    path = pick_trajectory(pose7)
+    grasp = path[2]
+    path[2] = Pose((grasp.p[0], grasp.p[1], grasp.p[2] + GRASP_RAISE), grasp.q)
+    return path
+
+
 def _known(obs: Observation, attribute: str) -> list[str]:
     return list(obs.task_attributes.get(attribute, []))
 
@@ -104,7 +116,7 @@ class KitchenTools(BaseToolsAPI):
                 return ToolResult(ok=True, reason=f"Picked the {name}.")
             return ToolResult(ok=False, reason=f"The gripper did not hold the {name}.")
 
-        return ToolExecution(pick_trajectory(extra[name][env_id]), verify,
+        return ToolExecution(kitchen_pick(extra[name][env_id]), verify,
                              context={"object": name}, allowed_moving_actors=[name])
 
     @register_tool(

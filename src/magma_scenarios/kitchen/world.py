@@ -101,7 +101,7 @@ CAPACITY = 2
 
 # -- drawers ----------------------------------------------------------------------------------
 DRAWER_Y = {"drawer_left": 0.20, "drawer_right": -0.20}
-DRAWER_TRAVEL = 0.16
+DRAWER_TRAVEL = 0.19
 TRAY_INNER = (0.08, 0.08)  # interior half sizes (x, y)
 TRAY_WALL = 0.01
 TRAY_FLOOR = (0.004, 0.012)  # floor bottom and top z
@@ -136,8 +136,8 @@ COUNTER_SPOTS: tuple[tuple[float, float], ...] = (
     (-0.31, 0.20), (-0.31, 0.08), (-0.31, -0.08), (-0.31, -0.20),
 )
 #: Offsets of the two spots of a container from its centre (along x).
-SPOT_OFFSETS = ((-0.025, 0.0), (0.025, 0.0))
-DRAWER_SPOT_OFFSETS = ((-0.05, 0.0), (0.0, 0.0))  # from the tray centre: the exposed part
+SPOT_OFFSETS = ((-0.03, 0.0), (0.03, 0.0))
+DRAWER_SPOT_OFFSETS = ((-0.055, 0.0), (0.005, 0.0))  # from the tray centre: the exposed part
 OBJECT_JITTER = 0.005
 
 
