@@ -285,6 +285,8 @@ class MagmaKitchenEnv(DefaultEnv):
         tcp = agent.tcp.pose.p.to(self.device)
         fingers = agent.robot.get_qpos()[:, -2:].sum(dim=1).to(self.device)
         closed = fingers < GRIPPER_CLOSED
+        if not bool(closed.any()) and not bool((self.attached >= 0).any()):
+            return  # the usual case: nothing holds a handle, nothing can take one
         targets = self.joint_target
         handles = self._handles(targets)
         limits = torch.tensor([w.DRAWER_TRAVEL, w.DRAWER_TRAVEL, w.LID_OPEN], device=self.device)
