@@ -25,6 +25,7 @@ from magma_core.runs.loop import RunLoop
 from magma_core.scenarios import load_definition, load_preset, register_environments
 from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.executor import Executor
+from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.store import RunStore
 
 
@@ -47,7 +48,8 @@ def _episodes(target: str, episodes: int, preset: bool) -> tuple[float, float]:
                        episodes=episodes, seed=0)
     else:
         tasks = EpisodeTasks(load_definition(target)(), randomized=False)
-        engine = Executor(tasks.task(0), num_slots=1, seed=0, judge=AnyAnswer())
+        engine = PublicVocabularyExecutor(Executor(tasks.task(0), num_slots=1, seed=0,
+                                                   judge=AnyAnswer()))
         loop = ProceduralRunLoop(tasks, None, SlotTraceAgent(), engine, store, "r",
                                  episodes=episodes, seed=0)
     with engine:
