@@ -73,3 +73,20 @@ WAREHOUSE = ScenarioManifest(
     suites={"warehouse": "magma_scenarios.warehouse:suites/warehouse.yaml"},
     transforms="magma_scenarios.warehouse.bench_conditions",
 )
+
+KITCHEN = ScenarioManifest(
+    id="kitchen",
+    presets={
+        name: f"magma_scenarios.kitchen.presets:{name}"
+        for name in ("FetchFromDrawer", "PutAwayCups", "LatchedBox", "WhatIsInside", "DrawerRule",
+                     "SkillFetch")
+    },
+    skills={"fetch": "magma_scenarios.kitchen.skills:Fetch"},
+    definitions={
+        name: f"magma_scenarios.kitchen.definitions:{name}"
+        for name in ("LongKitchen", "LongKitchenJudged")
+    },
+    environments={"MagmaKitchen-v1": "magma_scenarios.kitchen.env"},
+    suites={"kitchen": "magma_scenarios.kitchen:suites/kitchen.yaml"},
+    transforms="magma_scenarios.kitchen.bench_conditions",
+)
