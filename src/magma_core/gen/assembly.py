@@ -51,17 +51,20 @@ def prepare_generation(
     randomized: bool = False,
     agent_options: dict[str, Any] | None = None,
     agent_timeout: float | None = None,
+    target_args: dict[str, Any] | None = None,
 ) -> GenParts:
     """Load ``target`` (a preset, or a definition whose tree seeds generate the tasks), check
     every tree's task with the judge, and build the agent (the trace agents replay each tree's
-    reference trace in its vocabulary; ``noisy-trace`` draws its mistakes with ``seed``)."""
+    reference trace in its vocabulary; ``noisy-trace`` draws its mistakes with ``seed``);
+    ``target_args``: the target's constructor keyword arguments."""
     spec = RunSpec(target=target, agent=agent, judge=judge, seed=seed, randomized=randomized,
-                   agent_options=dict(agent_options or {}), agent_timeout=agent_timeout)
+                   agent_options=dict(agent_options or {}), agent_timeout=agent_timeout,
+                   target_args=dict(target_args or {}))
     try:
         episode_tasks = load_episode_tasks(spec)
     except (TypeError, ValueError) as exc:
         raise UserError(f"{target}: {exc}") from None
-    tree_tasks = TreeTasks(load_task(target) if episode_tasks is None else _task(episode_tasks, seed, target),
+    tree_tasks = TreeTasks(load_task(target, spec.target_args) if episode_tasks is None else _task(episode_tasks, seed, target),
                            episode_tasks)
     the_judge = build_judge(judge)
     check_task(tree_tasks.task, the_judge, target)
