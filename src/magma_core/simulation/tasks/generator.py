@@ -12,6 +12,7 @@ the same task, byte for byte in its spec.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import random
 from collections.abc import Callable
@@ -94,7 +95,7 @@ def generate_task(
         records.append(
             RequestRecord(
                 request_type=request.get_request_type(),
-                parameters=encode_value(copy.deepcopy(params)),
+                parameters=encode_parameters(params),
                 description=request.describe(params),
                 first_stage=len(stages),
                 num_stages=len(new),
@@ -127,6 +128,23 @@ def generate_task(
         trace=None if events is None else PerfectTrace(events),
         rules=definition.rules(state),
     )
+
+
+def encode_parameters(params: Any) -> Any:
+    """The request's parameters as stored with the task: the spec encoding where it has one;
+    a typed parameter object (a dataclass, the predecessor's style) as its fields; anything
+    else as its ``repr`` (the record is descriptive: the stages hold what runs)."""
+    try:
+        return encode_value(copy.deepcopy(params))
+    except (TypeError, ValueError):
+        pass
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        return {f.name: encode_parameters(getattr(params, f.name)) for f in dataclasses.fields(params)}
+    if isinstance(params, (list, tuple)):
+        return [encode_parameters(p) for p in params]
+    if isinstance(params, dict):
+        return {str(k): encode_parameters(v) for k, v in params.items()}
+    return repr(params)
 
 
 def sample_parameters(request: Any, state: TaskState, rng: random.Random) -> Any:
