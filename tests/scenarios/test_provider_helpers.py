@@ -11,7 +11,13 @@ from magma_core.simulation.tasks import BaseTask, TaskDefinition
 
 
 def test_list_get_and_load_at_the_predecessors_paths() -> None:
-    from magma_scenarios import get_scenario, list_scenarios, load_definition, load_preset, load_skills
+    from magma_scenarios import (
+        get_scenario,
+        list_scenarios,
+        load_definition,
+        load_preset,
+        load_skills,
+    )
 
     ids = list_scenarios()
     assert {"cube", "sorting"} <= set(ids) and ids == sorted(ids)
