@@ -15,6 +15,9 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from magma_core.simulation.tasks import BaseTask, TaskDefinition
+from magma_core.simulation.tasks.base_task import TASK_FIELDS
+from magma_core.simulation.tasks.definition import DEFINITION_FIELDS
 from magma_core.user_error import UserError
 
 
@@ -73,10 +76,6 @@ def construct(cls: type, arguments: Mapping[str, Any] | None, component: str) ->
 def _generic_fields(cls: type) -> tuple[str, ...] | None:
     """The field names of ``BaseTask(**fields)`` / ``TaskDefinition(**fields)`` when ``cls``
     keeps that constructor; None when it has its own."""
-    from magma_core.simulation.tasks import BaseTask, TaskDefinition
-    from magma_core.simulation.tasks.base_task import TASK_FIELDS
-    from magma_core.simulation.tasks.definition import DEFINITION_FIELDS
-
     init = getattr(cls, "__init__", None)
     if init is BaseTask.__init__:
         return TASK_FIELDS
