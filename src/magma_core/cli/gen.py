@@ -17,6 +17,7 @@ from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import ray_cluster_from
 from magma_core.cli.run import (
+    add_skills_option,
     non_negative_float,
     non_negative_int,
     positive_float,
@@ -74,6 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "without ADDRESS a local cluster, 'auto' the cluster this machine joined, or HOST:PORT. "
         "One actor per CPU of the cluster; a tree stored is done (resume skips it)",
     )
+    add_skills_option(parser)
     parser.set_defaults(func=gen)
 
 
@@ -91,6 +93,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         pacing=Pacing(concurrency=args.concurrency, batch_window=args.batch_window),
         agent_timeout=args.agent_timeout, ray=ray_cluster_from(args), coaching=_coaching_settings(args),
         target_args=dict(getattr(args, "ctor_args", {})),
+        skills=tuple(args.skills) if args.skills else None,
     )
 
 
