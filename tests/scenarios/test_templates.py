@@ -116,3 +116,18 @@ def test_rule_sorting_takes_its_constructor_arguments_and_uses_the_templates() -
     source, target = params.constraints[0].source, params.constraints[0].target
     cube = next(c for c, t in state.relations["object_type"].items() if t == source)
     assert target_of(state, cube) == target
+
+
+@pytest.mark.sim
+def test_rule_sorting_runs_optimal_with_constructor_arguments(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "magma_core.cli", "run", "sorting.RuleSorting",
+                          "--episodes", "2", "--slots", "2", "--out", "out", "--num-cubes", "3",
+                          "--max-stages", "6"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    totals = json.loads((tmp_path / "out" / "sorting.RuleSorting.summary.json").read_text())["totals"]
+    assert totals["success"] == 2 and totals["optimal"] == totals["stages_total"]
