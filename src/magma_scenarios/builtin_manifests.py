@@ -27,8 +27,9 @@ SORTING = ScenarioManifest(
         "clear_zone": "magma_scenarios.sorting.skills:ClearZone",
     },
     definitions={
-        name: f"magma_scenarios.sorting.definitions:{name}"
-        for name in ("LongSorting", "LongSortingJudged")
+        **{name: f"magma_scenarios.sorting.definitions:{name}"
+           for name in ("LongSorting", "LongSortingJudged")},
+        "RuleSorting": "magma_scenarios.sorting.rule_definitions:RuleSorting",
     },
     environments={
         "MagmaSorting-v1": "magma_scenarios.sorting.env",

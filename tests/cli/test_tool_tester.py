@@ -246,6 +246,22 @@ def test_reset_starts_the_episode_again(workdir):
     script = 'pick(object="cube")\nreset\npick(object="cube")\nexit\n'
     proc = magma("test-tools", "cube.PickPlace", cwd=workdir, stdin=script)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # after the reset the gripper is empty again: the second pick succeeds too
-    assert proc.stdout.count("panda.pick: ok: Picked the cube.") == 2
+    # after the reset the gripper is empty again: the second pick succeeds too (two slots)
+    assert proc.stdout.count("[slot 0] panda.pick: ok: Picked the cube.") == 2
+    assert proc.stdout.count("[slot 1] panda.pick: ok: Picked the cube.") == 2
     assert "already holds" not in proc.stdout
+
+
+@pytest.mark.sim
+def test_randomized_slots_share_one_public_vocabulary(workdir):
+    """``-r``: the tools, parameters and objects in the scenario's public names, the same on
+    every slot, so one typed command runs on each; canonical names are refused."""
+    first = magma("test-tools", "cube.PickPlace", "-r", "-n", "2", cwd=workdir, stdin="exit\n")
+    assert first.returncode == 0, first.stderr
+    tools = [line.split("(")[0].strip() for line in first.stdout.splitlines() if line.startswith("  ")]
+    assert tools and "pick" not in tools
+    assert "testing PickPlace on 2 slot(s)" in first.stdout
+    proc = magma("test-tools", "cube.PickPlace", "--randomized", cwd=workdir,
+                 stdin='pick(object="cube")\nexit\n')
+    assert "[slot 0] panda.pick: failed (bad_call)" in proc.stdout
+    assert "[slot 1] panda.pick: failed (bad_call)" in proc.stdout

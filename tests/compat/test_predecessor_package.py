@@ -47,3 +47,21 @@ def test_the_predecessor_style_package_runs_optimal(installed, tmp_path, preset,
         first = record["steps"][0]["calls"][0]
         assert first["failure_flag"] == "injection_error" and first["forgiven"]
         assert record["attributes"]["areas"] == ["zone_a", "bin", "zone_c"]
+
+
+def test_the_predecessor_style_definition_runs_optimal_with_constructor_arguments(installed, tmp_path):
+    """Requests with ``sample_parameters(state)`` and ``build_perfect_trace``, the templates
+    (``MissingInformationStage``, ``GiveObjectAssignmentRequest``) and ``--NAME VALUE``
+    constructor arguments, through ``magma run`` with the trace agent."""
+    run = magma("run", "magma2_style.CubeErrands", "--agent", "trace", "--episodes", "3",
+                "--slots", "3", "--out", "out", "--max-stages", "4", "--ask-first", "true",
+                cwd=tmp_path, env=installed)
+    assert run.returncode == 0, run.stdout + run.stderr
+    summary = json.loads((tmp_path / "out" / "magma2_style.CubeErrands.summary.json").read_text())
+    assert summary["config"]["target_args"] == {"max_stages": 4, "ask_first": True}
+    totals = summary["totals"]
+    assert totals["success"] == 3 and totals["optimal"] == totals["stages_total"] <= 3 * 4
+    wrong = magma("run", "magma2_style.CubeErrands", "--max-stage", "4", "--out", "out",
+                  cwd=tmp_path, env=installed)
+    assert wrong.returncode == 2
+    assert "takes no constructor argument 'max_stage' (accepted: --max-stages, --ask-first)" in wrong.stderr

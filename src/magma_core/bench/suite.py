@@ -39,6 +39,7 @@ from magma_core import __version__
 from magma_core.bench.conditions import CLEAN, CONDITIONS, load_transforms, transform
 from magma_core.bench.task_spec import task_to_spec
 from magma_core.scenarios import load_definition, load_preset
+from magma_core.scenarios.construct import construct
 from magma_core.scenarios.registry import default_transforms, find_suite
 from magma_core.user_error import UserError
 
@@ -100,8 +101,9 @@ def _conditions(spec: dict[str, Any]) -> list[str]:
     return sorted(set(conditions), key=CONDITIONS.index)
 
 
-def build_items(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every item of the suite ``spec`` (clean controls first within each skeleton)."""
+def build_items(spec: dict[str, Any], target_args: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every item of the suite ``spec`` (clean controls first within each skeleton), each
+    preset or definition built with ``target_args`` (constructor keyword arguments)."""
     conditions = _conditions(spec)
     if spec.get("variations", 1) != 1:
         raise UserError("semantic variations other than 1 are not supported yet")
@@ -121,14 +123,15 @@ def build_items(spec: dict[str, Any]) -> list[dict[str, Any]]:
             raise UserError(f"skeleton {position}: track must be one of {', '.join(TRACKS)}")
         options = {**spec.get("condition_options", {}), **skeleton.get("condition_options", {})}
         if "preset" in skeleton:
-            clean = task_to_spec(load_preset(skeleton["preset"])())
+            clean = task_to_spec(construct(load_preset(skeleton["preset"]), target_args,
+                                           skeleton["preset"]))
             skeleton_id = skeleton.get("id", f"{skeleton['preset']}-{position}")
             bucket = skeleton.get("length_bucket") or length_bucket(_oracle_calls(clean))
             variants = _skeleton_items(transforms, conditions, clean, options)
             items += _items(skeleton_id, skeleton["preset"], track, bucket, clean, variants)
         else:
             for skeleton_id, clean, bucket, variants in _generated(skeleton, position, transforms,
-                                                                    conditions, options):
+                                                                    conditions, options, target_args):
                 items += _items(skeleton_id, skeleton["definition"], track, bucket, clean, variants)
     if len({i["item_id"] for i in items}) != len(items):
         raise UserError("two skeletons have the same id; give them distinct 'id's")
@@ -142,9 +145,10 @@ def _skeleton_items(transforms: Any, conditions: list[str], clean: dict[str, Any
 
 
 def _generated(skeleton: dict[str, Any], position: int, transforms: Any, conditions: list[str],
-               options: dict[str, Any]) -> list[tuple[str, dict[str, Any], str, list]]:
+               options: dict[str, Any], target_args: dict[str, Any] | None = None,
+               ) -> list[tuple[str, dict[str, Any], str, list]]:
     """The skeletons of a definition entry: (id, clean spec, bucket, condition variants)."""
-    definition = load_definition(skeleton["definition"])()
+    definition = construct(load_definition(skeleton["definition"]), target_args, skeleton["definition"])
     count, first = skeleton.get("seeds", 1), skeleton.get("first_seed", 0)
     wanted = skeleton.get("length_bucket")
     bounds = dict(BUCKETS)
@@ -206,14 +210,16 @@ def _items(skeleton_id: str, scenario: str, track: str, bucket: str, clean: dict
     return items
 
 
-def compile_suite(source: str | Path, out: str | Path) -> Path:
+def compile_suite(source: str | Path, out: str | Path,
+                  target_args: dict[str, Any] | None = None) -> Path:
     """Compile the suite spec ``source`` into the folder ``out``; returns the manifest path.
-    A non-empty ``out`` is refused (suites are frozen; never overwritten)."""
+    A non-empty ``out`` is refused (suites are frozen; never overwritten). ``target_args``:
+    constructor keyword arguments of every skeleton's preset or definition."""
     spec = read_spec(source)
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} is not empty; compile a suite into a new folder")
-    items = build_items(spec)
+    items = build_items(spec, target_args)
     name = spec.get("name") or Path(str(source)).stem
     files: dict[str, str] = {}
     (out / "items").mkdir(parents=True, exist_ok=True)

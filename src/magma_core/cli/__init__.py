@@ -52,8 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from magma_core.cli.ctor_args import split_ctor_args
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    args = split_ctor_args(parser, args, extras)  # --NAME VALUE: constructor arguments
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
+from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.run import non_negative_int, positive_int, run_name
@@ -30,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = bench.add_parser("compile", help="freeze a suite spec (YAML, or smoke/sorting) into a folder")
     p.add_argument("spec", help="suite spec YAML, or a built-in suite name (smoke, sorting)")
     p.add_argument("--out", type=Path, required=True, help="the new suite folder")
+    accept_ctor_args(p)
     p.set_defaults(func=compile_command)
     p = bench.add_parser("run", help="run every item of a compiled suite K times (resumable)")
     p.add_argument("suite", type=Path, help="a compiled suite folder")
@@ -70,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def compile_command(args: Any) -> int:
     from magma_core.bench.suite import compile_suite, load_suite
 
-    manifest = compile_suite(args.spec, args.out)
+    manifest = compile_suite(args.spec, args.out, getattr(args, "ctor_args", {}))
     suite = load_suite(manifest.parent)
     print(f"suite {suite.name}: {len(suite.items)} items in {args.out} "
           f"(fingerprint {suite.fingerprint[:12]})")

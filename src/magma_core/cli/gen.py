@@ -14,9 +14,11 @@ from typing import Any
 
 from magma_core.cli import CliError
 from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import ray_cluster_from
 from magma_core.cli.run import (
+    add_skills_option,
     non_negative_float,
     non_negative_int,
     positive_float,
@@ -27,6 +29,7 @@ from magma_core.cli.run import (
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("gen", help="generate trees of decisions (training data) with an agent")
+    accept_ctor_args(parser)
     parser.add_argument("target", help="scenario.Preset (e.g. sorting.SortAll) or scenario.Definition "
                         "(e.g. sorting.LongSorting: each tree's seed generates its task)")
     parser.add_argument("--agent", default="noisy-trace",
@@ -73,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "without ADDRESS a local cluster, 'auto' the cluster this machine joined, or HOST:PORT. "
         "One actor per CPU of the cluster; a tree stored is done (resume skips it)",
     )
+    add_skills_option(parser)
     parser.set_defaults(func=gen)
 
 
@@ -89,6 +93,8 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         agent_options=chat_options_from(args).given(),
         pacing=Pacing(concurrency=args.concurrency, batch_window=args.batch_window),
         agent_timeout=args.agent_timeout, ray=ray_cluster_from(args), coaching=_coaching_settings(args),
+        target_args=dict(getattr(args, "ctor_args", {})),
+        skills=tuple(args.skills) if args.skills else None,
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
+from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.display import (
     EpisodeProgress,
     failure_lines,
@@ -75,6 +76,7 @@ def run_name(text: str) -> str:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("run", help="run episodes of a preset or a definition with an agent")
+    accept_ctor_args(parser)
     parser.add_argument(
         "preset",
         help="scenario.Preset (e.g. cube.PickPlace) or scenario.Definition (e.g. "
@@ -175,6 +177,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         agent_timeout=args.agent_timeout,
         skills=tuple(args.skills) if args.skills else None,
         ray=ray_cluster_from(args, actors=args.workers),
+        target_args=dict(getattr(args, "ctor_args", {})),
     )
 
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.repl_parser import ReplCommand, ReplSyntaxError, parse_command
 from magma_core.cli.run import add_skills_option, non_negative_int, positive_int
 from magma_core.text_safety import safe_text
@@ -33,7 +34,12 @@ HELP = """commands:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("test-tools", help="call a preset's tools by hand (a REPL)")
     parser.add_argument("preset", help="scenario.Preset, e.g. cube.PickPlace")
-    parser.add_argument("--slots", type=positive_int, default=1, help="slots to run (1)")
+    accept_ctor_args(parser)
+    parser.add_argument("--slots", "--nb-env", "-n", type=positive_int, default=2,
+                        help="slots to run, each command on every one (2)")
+    parser.add_argument("--randomized", "-r", action="store_true",
+                        help="each slot sees a random public vocabulary (tool, parameter and "
+                        "object names) drawn from the scenario's randomisation YAML")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of slot 0 (0)")
     parser.add_argument("--judge", default=None, help="openai:MODEL[@BASE_URL] for JUDGE stages")
     add_skills_option(parser)
@@ -50,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         task_skills,
     )
 
-    task = load_task(args.preset)
+    task = load_task(args.preset, args.ctor_args)
     judge = build_judge(args.judge)
     if judge is None:
         judge = AcceptAllJudge()
@@ -61,9 +67,30 @@ def run(args: argparse.Namespace) -> int:
     skills = task_skills(args.preset, args.skills)
     executor = open_executor(task, args.slots, args.seed, judge, "auto", skills=skills)
     try:
-        return Repl(executor, sys.stdout, notice).loop(sys.stdin)
+        engine = public_vocabulary(executor, task, args, skills) if args.randomized else executor
+        return Repl(engine, sys.stdout, notice).loop(sys.stdin)
     finally:
         executor.close()
+
+
+def public_vocabulary(executor: Any, task: Any, args: argparse.Namespace, skills: Any) -> Any:
+    """The engine behind the public-vocabulary seam, every slot in the vocabulary drawn with
+    ``args.seed`` (as ``magma run --randomized`` draws episode 0's): one command, typed in
+    that vocabulary, runs on every slot."""
+    from magma_core.cli import CliError
+    from magma_core.scenarios.episode_tasks import EpisodeTasks
+    from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
+
+    try:
+        tasks = EpisodeTasks(task, randomized=True, skills=skills)
+    except ValueError as exc:
+        raise CliError(f"{args.preset}: {exc}") from None
+    engine = PublicVocabularyExecutor(executor)
+    vocabulary = tasks.vocabulary(task, args.seed)
+    for slot in range(executor.num_slots):
+        engine.set_vocabulary(slot, vocabulary)
+        engine.reset_slot(slot, args.seed + slot)
+    return engine
 
 
 class Repl:

@@ -21,6 +21,7 @@ from magma_core.runs.assembly import (
     check_task,
     load_episode_tasks,
     load_task,
+    task_skills,
 )
 from magma_core.runs.spec import RunSpec
 from magma_core.simulation.tasks import BaseTask
@@ -39,6 +40,7 @@ class GenParts:
     trees: TreeTasks
     agent: Agent
     judge: Judge | None
+    skills: list[type] | None = None  # skill classes (``--skills``); None: plain tools
 
 
 def prepare_generation(
@@ -51,24 +53,31 @@ def prepare_generation(
     randomized: bool = False,
     agent_options: dict[str, Any] | None = None,
     agent_timeout: float | None = None,
+    target_args: dict[str, Any] | None = None,
+    skills: tuple[str, ...] | None = None,
 ) -> GenParts:
     """Load ``target`` (a preset, or a definition whose tree seeds generate the tasks), check
     every tree's task with the judge, and build the agent (the trace agents replay each tree's
-    reference trace in its vocabulary; ``noisy-trace`` draws its mistakes with ``seed``)."""
+    reference trace in its vocabulary; ``noisy-trace`` draws its mistakes with ``seed``);
+    ``target_args``: the target's constructor keyword arguments; ``skills``: skill names of
+    the scenario (``("all",)``: every one), as ``magma run --skills``."""
     spec = RunSpec(target=target, agent=agent, judge=judge, seed=seed, randomized=randomized,
-                   agent_options=dict(agent_options or {}), agent_timeout=agent_timeout)
+                   agent_options=dict(agent_options or {}), agent_timeout=agent_timeout,
+                   target_args=dict(target_args or {}), skills=skills)
+    skill_classes = task_skills(target, spec.skills)
     try:
-        episode_tasks = load_episode_tasks(spec)
+        episode_tasks = load_episode_tasks(spec, skill_classes)
     except (TypeError, ValueError) as exc:
         raise UserError(f"{target}: {exc}") from None
-    tree_tasks = TreeTasks(load_task(target) if episode_tasks is None else _task(episode_tasks, seed, target),
+    tree_tasks = TreeTasks(load_task(target, spec.target_args) if episode_tasks is None else _task(episode_tasks, seed, target),
                            episode_tasks)
     the_judge = build_judge(judge)
     check_task(tree_tasks.task, the_judge, target)
     if episode_tasks is not None and episode_tasks.is_definition:
         for t in range(1, trees):  # every tree's task, before any tree grows
             check_task(_task(episode_tasks, seed + t, target), the_judge, target)
-    return GenParts(tree_tasks.task, tree_tasks, build_gen_agent(spec, tree_tasks), the_judge)
+    return GenParts(tree_tasks.task, tree_tasks, build_gen_agent(spec, tree_tasks), the_judge,
+                    skill_classes)
 
 
 def _task(episode_tasks: Any, seed: int, target: str) -> BaseTask:

@@ -40,7 +40,7 @@ def prepare(spec: GenSpec) -> GenParts:
     return prepare_generation(
         spec.target, spec.agent, judge=spec.judge, seed=spec.seed, trees=spec.trees,
         randomized=spec.randomized, agent_options=spec.agent_options,
-        agent_timeout=spec.agent_timeout,
+        agent_timeout=spec.agent_timeout, target_args=spec.target_args, skills=spec.skills,
     )
 
 
@@ -117,7 +117,8 @@ class TreeWork:
     def here(self, units: Sequence[Hashable], listener: Listener) -> list[str]:
         """Every tree in one engine here; an agent outage is a failure line."""
         spec = self.spec
-        executor = open_executor(self.parts.task, spec.slots, spec.seed, self.parts.judge, spec.backend)
+        executor = open_executor(self.parts.task, spec.slots, spec.seed, self.parts.judge, spec.backend,
+                                 skills=self.parts.skills)
         try:
             listener("begin", None, self.plan(executor.num_slots))
             try:

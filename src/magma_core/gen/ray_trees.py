@@ -59,7 +59,8 @@ class TreeJob:
         spec = self.spec
         parts = prepare(spec)
         try:
-            executor = open_executor(parts.task, spec.slots, spec.seed, parts.judge, spec.backend)
+            executor = open_executor(parts.task, spec.slots, spec.seed, parts.judge, spec.backend,
+                                     skills=parts.skills)
             try:
                 for tree in units:
                     channel.send(("result", tree, self.grow(parts, executor, tree)))

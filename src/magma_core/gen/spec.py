@@ -52,6 +52,8 @@ class GenSpec:
     agent_timeout: float | None = None
     ray: RayCluster | None = None  # grow the trees in engine actors on this Ray cluster
     coaching: CoachingSettings | None = None  # repair failed branches (magma_core.gen.coaching)
+    target_args: dict[str, Any] = field(default_factory=dict)  # the target's constructor kwargs
+    skills: tuple[str, ...] | None = None  # skill names of the scenario (("all",): every one)
 
     def __post_init__(self) -> None:
         for key in ("branches", "max_per_stage", "max_nodes", "trees"):
@@ -74,7 +76,8 @@ class GenSpec:
                        seed=self.seed, out=self.out, name=self.name, limits=self.limits,
                        backend=self.backend, randomized=self.randomized,
                        agent_options=dict(self.agent_options), pacing=self.pacing,
-                       agent_timeout=self.agent_timeout)
+                       agent_timeout=self.agent_timeout, target_args=dict(self.target_args),
+                       skills=self.skills)
 
     def settings(self) -> GenSettings:
         """How the trees grow."""
@@ -85,7 +88,9 @@ class GenSpec:
     def shape(self) -> dict[str, Any]:
         """The settings a resumed generation must keep."""
         return {**self.settings().shape(), "randomized": self.randomized,
-                **({} if self.coaching is None else self.coaching.shape())}
+                **({} if self.coaching is None else self.coaching.shape()),
+                **({"target_args": dict(self.target_args)} if self.target_args else {}),
+                **({"skills": list(self.skills)} if self.skills else {})}
 
     def config(self) -> dict[str, Any]:
         """The generation's configuration as stored with it."""

@@ -21,6 +21,7 @@ from magma_core.judge import from_spec as judge_from_spec
 from magma_core.runs.episode_tasks import ProceduralRunLoop
 from magma_core.runs.loop import Listener, RunLoop
 from magma_core.scenarios import load_preset, load_skills, load_target
+from magma_core.scenarios.construct import check_arguments
 from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.task_check import stages_to_run
@@ -34,11 +35,12 @@ if TYPE_CHECKING:
     from magma_core.runs.spec import RunSpec
 
 
-def load_task(target: str) -> BaseTask:
-    """An instance of the preset ``target`` (``scenario.Name``)."""
+def load_task(target: str, target_args: dict[str, Any] | None = None) -> BaseTask:
+    """An instance of the preset ``target`` (``scenario.Name``), built with ``target_args``
+    (its constructor's keyword arguments, checked against it)."""
     task_cls = load_preset(target)
     try:
-        return task_cls()
+        return task_cls(**check_arguments(task_cls, target_args or {}, target))
     except (TypeError, ValueError) as exc:
         raise UserError(f"preset {target} is not a valid task: {exc}") from None
 
@@ -50,8 +52,9 @@ def load_episode_tasks(spec: RunSpec, skills: list[type] | None = None) -> Episo
     target_cls = load_target(spec.target)
     if not issubclass(target_cls, TaskDefinition) and not spec.randomized:
         return None
+    arguments = check_arguments(target_cls, spec.target_args, spec.target)
     try:
-        target = target_cls()
+        target = target_cls(**arguments)
         return EpisodeTasks(target, randomized=spec.randomized, skills=skills)
     except (TypeError, ValueError) as exc:
         raise UserError(f"{spec.target}: {exc}") from None
@@ -129,7 +132,7 @@ def prepare(spec: RunSpec) -> RunParts:
     skills = task_skills(spec.target, spec.skills)
     episode_tasks = load_episode_tasks(spec, skills)
     if episode_tasks is None:
-        task = load_task(spec.target)
+        task = load_task(spec.target, spec.target_args)
     else:
         task = _episode_task(episode_tasks, spec.seed, spec.target)
     judge = build_judge(spec.judge, spec.judge_options)

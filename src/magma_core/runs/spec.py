@@ -22,7 +22,7 @@ from magma_core.user_error import UserError
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 BACKENDS = ("auto", "cpu", "gpu")
 #: The settings a resumed run must keep: they decide what its episodes are.
-RESUME_KEYS = ("agent", "seed", "judge", "randomized")
+RESUME_KEYS = ("agent", "seed", "judge", "randomized", "target_args")
 
 
 def check_run_name(text: str) -> str:
@@ -50,6 +50,7 @@ class RunSpec:
     skill names of the scenario's manifest (``("all",)``: every one); None: the preset's own
     ``skills`` (skill classes) if it has them, else plain tools. ``ray``: run on that Ray
     cluster instead, in its engine actors of ``slots`` slots each (``workers`` is then unused).
+    ``target_args``: keyword arguments of the target's constructor (checked against it).
     """
 
     target: str
@@ -71,6 +72,7 @@ class RunSpec:
     pacing: Pacing = field(default_factory=Pacing)
     agent_timeout: float | None = None
     ray: RayCluster | None = None
+    target_args: dict[str, Any] = field(default_factory=dict)  # the target's constructor kwargs
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -85,6 +87,8 @@ class RunSpec:
             check_run_name(self.name)
         if not isinstance(self.env_options, dict):
             raise UserError("env_options must be a dict")
+        if not isinstance(self.target_args, dict) or not all(isinstance(k, str) for k in self.target_args):
+            raise UserError("target_args must be a dict of constructor keyword arguments")
         if not isinstance(self.agent_options, dict):
             raise UserError("agent_options must be a dict of model options")
         ChatOptions.from_mapping(self.agent_options)  # a bad option is a UserError now
@@ -118,6 +122,8 @@ class RunSpec:
         }
         if self.env_options:
             config["env_options"] = self.env_options
+        if self.target_args:
+            config["target_args"] = self.target_args
         if self.skills is not None:
             config["skills"] = list(self.skills)
         if self.randomized:

@@ -17,7 +17,12 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
+from magma_core.simulation.data_structures import (
+    DecisionError,
+    StageState,
+    StageSuccess,
+    ToolErrorFlag,
+)
 from magma_core.simulation.executor.batch import SlotBatch
 from magma_core.simulation.executor.normalize import NormalizedDecision
 from magma_core.simulation.executor.records import (
@@ -39,6 +44,7 @@ from magma_core.simulation.executor.verification import (
     TEXT_ONLY_TOOL_FAILURE,
     JudgeError,
     apply_entry_transition,
+    attribute_edit_violation,
     judge_answer,
     sample_stage_errors,
     settle_batch,
@@ -238,6 +244,7 @@ def settle(
                 arguments=c.arguments if isinstance(c.arguments, dict) else {},
                 ok=False,
                 message=step.violation,
+                failure_flag=ToolErrorFlag.BAD_CALL,  # refused by the stage: a bad call
                 must_fail_stage=True,
             )
             for c in step.decision.calls
@@ -266,9 +273,13 @@ def settle(
             step.feedback = build_feedback(step.calls, decision_calls)
             return False
         failing = [c for c in step.calls if c.must_fail_stage]
+        edit_violation = attribute_edit_violation(stage, step.calls)
         if failing:
             step.success = StageSuccess.FAILED
             step.failure_reason = failing[0].message or "A call failed the stage."
+        elif edit_violation is not None:  # every stage kind: the seed's stage contract
+            step.verification = -1
+            step.success, step.failure_reason = StageSuccess.FAILED, edit_violation
         elif not stage.is_text_only():
             assert obs is not None
             start = time.perf_counter()

@@ -39,6 +39,10 @@ TEXT_ONLY_TOOL_FAILURE = (
     "and does not allow tool calls."
 )
 EMPTY_ANSWER_FAILURE = "The text-only answer is empty."
+NON_ADDITIVE_EDIT_FAILURE = (
+    "{tool} returned an attribute edit ({action} {value!r} to {name!r}), but this stage is not "
+    "additive (additive_stage=False): attribute edits fail its verification."
+)
 MARKUP_ANSWER_FAILURE = (
     "The answer was rejected before judging because a text-only stage must not contain "
     "structured tool or markup-like content."
@@ -136,6 +140,22 @@ def settle_batch(ctx: EngineContext, state: SlotState, batch: SlotBatch) -> tupl
     if state.error_args:  # lazily bound errors get their arguments during the batch
         state.record.stages[state.stage_index].active_errors = jsonable(state.error_args)
     return outcomes, notes
+
+
+def attribute_edit_violation(stage: BaseTaskStage, outcomes: list[CallOutcome]) -> str | None:
+    """Why a batch fails a non-additive stage of any kind (action, text-only with tools,
+    custom ``verify_completion``): a call returned an ADD/REMOVE log. None when allowed."""
+    if stage.global_parameters.additive_stage:
+        return None
+    for outcome in outcomes:
+        log = outcome.log or {}
+        if log.get("action") in ("ADD", "REMOVE"):
+            content = log.get("content")
+            name, value = (content if isinstance(content, (list, tuple)) and len(content) == 2
+                           else (content, None))
+            return NON_ADDITIVE_EDIT_FAILURE.format(tool=outcome.tool, action=log["action"],
+                                                    value=value, name=name)
+    return None
 
 
 def verify_stage(ctx: EngineContext, state: SlotState, obs: dict[str, Any]) -> int:

@@ -218,9 +218,12 @@ class RuntimeRandomizer:
                 for call in event.calls:
                     name, args = self.to_public_call(call.name, call.arguments)
                     calls.append(ToolCall(name, args, call.target_robot_name))
-                events.append(ToolCallEvent(calls))
+                events.append(ToolCallEvent(calls, copy.deepcopy(event.completed_todos)))
             elif isinstance(event, MessageEvent):
-                events.append(MessageEvent(self.to_public_text(event.content)))
-            else:
+                events.append(MessageEvent(self.to_public_text(event.content), event.mode,
+                                           copy.deepcopy(event.completed_todos)))
+            elif isinstance(event, UserEvent):
                 events.append(UserEvent(self.to_public_text(event.content)))
-        return PerfectTrace(events)
+            else:  # results: the engine's feedback, not the agent's side
+                events.append(copy.deepcopy(event))
+        return PerfectTrace(events, trace.nb_decision)

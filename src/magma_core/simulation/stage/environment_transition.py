@@ -17,23 +17,24 @@ from magma_core.serialization import contract_base, object_from_spec, object_to_
 
 @contract_base
 class BaseStageEnvironmentTransition(ABC):
-    """Subclass it, implement ``apply`` and ``_to_spec_arguments`` (its constructor kwargs)."""
+    """Subclass it and implement ``apply``; add ``_to_spec_arguments`` (its constructor
+    kwargs) to make it serialisable. A transition without it constructs and runs; only
+    ``to_spec`` (a stage's or task's spec, a stored task) refuses it, saying what to add."""
 
     @abstractmethod
     def apply(self, env_state: dict[str, Any], env_ids: torch.Tensor) -> dict[str, Any]:
         """Change ``env_state`` for the slots ``env_ids`` and return the state."""
 
-    @abstractmethod
     def _to_spec_arguments(self) -> dict[str, Any]:
-        """The constructor keyword arguments that rebuild this transition."""
+        """The constructor keyword arguments that rebuild this transition (not defined here:
+        serialising a transition needs its own)."""
+        raise NotImplementedError(_missing_spec_arguments(type(self)))
 
     def to_spec(self) -> dict[str, Any]:
         """The spec; ``_to_spec_arguments`` must be defined on the concrete class itself."""
         cls = type(self)
         if "_to_spec_arguments" not in cls.__dict__:
-            raise NotImplementedError(
-                f"{cls.__name__} must define its own _to_spec_arguments() to be serialised"
-            )
+            raise NotImplementedError(_missing_spec_arguments(cls))
         return object_to_spec(self, self._to_spec_arguments())
 
     @classmethod
@@ -46,3 +47,10 @@ class BaseStageEnvironmentTransition(ABC):
         except Exception:
             args = "..."
         return f"{type(self).__name__}({args})"
+
+
+def _missing_spec_arguments(cls: type) -> str:
+    return (f"{cls.__name__} cannot be serialised: add a method "
+            f"`def _to_spec_arguments(self) -> dict` to {cls.__name__} itself that returns the "
+            f"keyword arguments of its constructor (e.g. {{\"x\": self.x}}), so that "
+            f"{cls.__name__}(**arguments) rebuilds it")

@@ -34,10 +34,16 @@ from magma_core.simulation.tasks.parameters import (
     TaskStyle,
 )
 from magma_core.simulation.tasks.perfect_trace import (
+    Call,
+    GoalRef,
     MessageEvent,
     PerfectTrace,
+    RuleRef,
+    TodoRef,
     ToolCallEvent,
+    ToolResultEvent,
     TraceEvent,
+    TraceToolResult,
     UserEvent,
 )
 from magma_core.simulation.tasks.requests import BaseRequest
@@ -58,6 +64,12 @@ __all__ = [
     "task_to_json",
     "InitializationParameters",
     "MessageEvent",
+    "Call",
+    "GoalRef",
+    "RuleRef",
+    "TodoRef",
+    "ToolResultEvent",
+    "TraceToolResult",
     "PerfectTrace",
     "TaskMetadata",
     "TaskStyle",

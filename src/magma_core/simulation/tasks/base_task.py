@@ -25,6 +25,7 @@ _FIELDS = (
     "name",
     "randomized_config_path",
 )
+TASK_FIELDS = _FIELDS  # the keyword arguments the constructor takes
 
 
 class BaseTask:

@@ -36,7 +36,9 @@ _FIELDS = (
     "tools_constant",
     "max_target_tool_calls",
     "max_stages",
+    "checkpoint_mode",
 )
+DEFINITION_FIELDS = _FIELDS  # the keyword arguments the constructor takes
 
 
 class TaskDefinition:
@@ -48,7 +50,8 @@ class TaskDefinition:
     ``tools_constant``, ``name`` (default ``"Build from <ClassName>"``),
     ``randomized_config_path`` (YAML relative to the definition's package, "" for none),
     ``max_target_tool_calls`` (the generator's budget, default 40) and ``max_stages``
-    (an optional cap on the number of stages, completion stages included).
+    (an optional cap on the number of stages, completion stages included) and
+    ``checkpoint_mode`` (``"TSR"``: generation refuses a request without a perfect trace).
     """
 
     RuleRenderer_cls: type[RuleRenderer] = RuleRenderer
@@ -60,11 +63,13 @@ class TaskDefinition:
     randomized_config_path: str = ""
     max_target_tool_calls: int = DEFAULT_MAX_TARGET_TOOL_CALLS
     max_stages: int | None = None
+    checkpoint_mode: str | None = None  # "TSR": every request must give a perfect trace
 
     def __init__(self, situation_init: SituationInit | None = None, **fields: Any) -> None:
         unknown = set(fields) - set(_FIELDS)
         if unknown:
-            raise TypeError(f"{type(self).__name__} got unknown fields {sorted(unknown)}")
+            raise TypeError(f"{type(self).__name__} got unknown fields {sorted(unknown)} "
+                            f"(accepted: {', '.join(_FIELDS)})")
         if situation_init is not None:
             fields["situation_init"] = situation_init
         for key in _FIELDS:
@@ -116,13 +121,16 @@ class TaskDefinition:
         *,
         max_target_tool_calls: int | None = None,
         max_stages: int | None = None,
+        start_state: TaskState | None = None,
+        observer: Any = None,
     ) -> Any:
         """The task this definition makes for ``seed`` (a ``GeneratedTask``); see
         ``magma_core.simulation.tasks.generator.generate_task``."""
         from magma_core.simulation.tasks.generator import generate_task
 
         return generate_task(
-            self, seed, max_target_tool_calls=max_target_tool_calls, max_stages=max_stages
+            self, seed, max_target_tool_calls=max_target_tool_calls, max_stages=max_stages,
+            start_state=start_state, observer=observer,
         )
 
     def __repr__(self) -> str:

@@ -12,7 +12,10 @@ the same task, byte for byte in its spec.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import inspect
 import random
+from collections.abc import Callable
 from typing import Any
 
 from magma_core.serialization import encode_value
@@ -31,12 +34,18 @@ def generate_task(
     *,
     max_target_tool_calls: int | None = None,
     max_stages: int | None = None,
+    start_state: TaskState | None = None,
+    observer: Callable[[dict[str, Any]], None] | None = None,
 ) -> GeneratedTask:
     """Generate the task of ``definition`` for ``seed`` (see the module docstring).
 
-    ``max_target_tool_calls`` / ``max_stages`` default to the definition's. ``ValueError``
-    when a request makes a stage without a target, makes no stage, or when no request can
-    be drawn before any stage exists.
+    ``max_target_tool_calls`` / ``max_stages`` default to the definition's. ``start_state``
+    replaces the definition's starting state (e.g. after :func:`setup_state`). ``observer``
+    sees each draw: ``{"weights": [(request_type, weight)], "request", "parameters",
+    "stages", "kept"}`` (``magma scenarios test-requests`` prints them). With the
+    definition's ``checkpoint_mode == "TSR"`` every request must give a perfect trace.
+    ``ValueError`` when a request makes a stage without a target, makes no stage, lacks a
+    trace in TSR mode, or when no request can be drawn before any stage exists.
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {seed!r}")
@@ -48,7 +57,8 @@ def generate_task(
         raise ValueError(f"max_stages must be None or an int >= 1, got {cap!r}")
     base_task = definition.build_default_task()
     rng = random.Random(seed)
-    base_state: TaskState = definition.starting_state.clone()
+    base_state: TaskState = (definition.starting_state if start_state is None else start_state).clone()
+    tsr = str(getattr(definition, "checkpoint_mode", None) or "").upper() == "TSR"
     state = base_state.clone()
     stages: list[Any] = []
     events: list[Any] | None = []
@@ -64,13 +74,20 @@ def generate_task(
             break
         weights = [float(r.sampling_weight(state)) for r in requests]
         request = rng.choices(requests, weights=weights, k=1)[0]
-        params = request.sample_parameters(state, rng)
+        params = sample_parameters(request, state, rng)
         new = _request_stages(request, state, params, base_task.Tools_cls)
         cost = sum(s.target_tool_calls for s in new)
         too_long = cap is not None and len(stages) + len(new) > cap
-        if stages and (total + cost > budget or too_long):
+        stop = bool(stages) and (total + cost > budget or too_long)
+        if observer is not None:
+            observer({"weights": [(r.get_request_type(), w) for r, w in zip(requests, weights, strict=True)],
+                      "request": request, "parameters": params, "stages": new, "kept": not stop})
+        if stop:
             break
-        trace = request.perfect_trace(state, params)
+        trace = request_trace(request, state, params)
+        if trace is None and tsr:
+            raise ValueError(f"request {request.get_request_type()} has no perfect trace; "
+                             "the TSR checkpoint mode needs one from every request")
         if events is not None and trace is not None:
             events.extend(copy.deepcopy(trace))
         else:
@@ -78,7 +95,7 @@ def generate_task(
         records.append(
             RequestRecord(
                 request_type=request.get_request_type(),
-                parameters=encode_value(copy.deepcopy(params)),
+                parameters=encode_parameters(params),
                 description=request.describe(params),
                 first_stage=len(stages),
                 num_stages=len(new),
@@ -111,6 +128,77 @@ def generate_task(
         trace=None if events is None else PerfectTrace(events),
         rules=definition.rules(state),
     )
+
+
+def encode_parameters(params: Any) -> Any:
+    """The request's parameters as stored with the task: the spec encoding where it has one;
+    a typed parameter object (a dataclass, the predecessor's style) as its fields; anything
+    else as its ``repr`` (the record is descriptive: the stages hold what runs)."""
+    try:
+        return encode_value(copy.deepcopy(params))
+    except (TypeError, ValueError):
+        pass
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        return {f.name: encode_parameters(getattr(params, f.name)) for f in dataclasses.fields(params)}
+    if isinstance(params, (list, tuple)):
+        return [encode_parameters(p) for p in params]
+    if isinstance(params, dict):
+        return {str(k): encode_parameters(v) for k, v in params.items()}
+    return repr(params)
+
+
+def sample_parameters(request: Any, state: TaskState, rng: random.Random) -> Any:
+    """``request.sample_parameters(state, rng)``; a predecessor-style request's
+    ``sample_parameters(state)`` (which draws from the global ``random``) runs with the global
+    generator seeded from ``rng`` and restored afterwards, so the task stays seeded."""
+    method = request.sample_parameters
+    try:
+        takes = [p for p in inspect.signature(method).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        takes = []
+    if len(takes) >= 2 or any(p.kind is p.VAR_POSITIONAL
+                              for p in inspect.signature(method).parameters.values()):
+        return method(state, rng)
+    saved = random.getstate()
+    random.seed(rng.getrandbits(64))
+    try:
+        return method(state)
+    finally:
+        random.setstate(saved)
+
+
+def request_trace(request: Any, state: TaskState, params: Any) -> list[Any] | None:
+    """The request's reference events: ``perfect_trace`` (ours, a list of events) or the
+    predecessor's ``build_perfect_trace`` (a ``PerfectTrace``), None when it has neither."""
+    builder = getattr(request, "build_perfect_trace", None)
+    if builder is not None and not _overrides(request, "perfect_trace"):
+        trace = builder(state, params)
+        if trace is None:
+            return None
+        return list(trace.events) if isinstance(trace, PerfectTrace) else list(trace)
+    return request.perfect_trace(state, params)
+
+
+def _overrides(request: Any, name: str) -> bool:
+    from magma_core.simulation.tasks.requests import BaseRequest
+
+    return getattr(type(request), name, None) is not getattr(BaseRequest, name, None)
+
+
+def setup_state(definition: Any, requests: list[Any], seed: int = 0) -> TaskState:
+    """The definition's starting state after ``requests`` were applied in order (each sampled
+    with ``random.Random(seed)``; their stages are discarded): the base of a request chain
+    that starts from a prepared situation (``test-requests --setup``)."""
+    rng = random.Random(seed)
+    base: TaskState = definition.starting_state.clone()
+    state = base.clone()
+    for request in requests:
+        params = sample_parameters(request, state, rng)
+        state = request.apply_request(state, params)
+        if request.force_state_recompute():
+            state = state.recompute_from_base(base)
+    return state
 
 
 def _request_stages(request: Any, state: TaskState, params: Any, tools_cls: type) -> list[Any]:
