@@ -175,10 +175,8 @@ def test_episodes_filter_by_status(page, viewer, live_store):
 
 def test_the_list_fits_a_1280_px_window(browser, viewer, live_store):
     """Long run names and agent URLs wrap: the list needs no horizontal scrolling at 1280 px."""
-    from magma_core.store import open_store
-
     name = "a-long-benchmark-name-" + "x" * 60
-    with open_store(live_store, create=False) as store:
+    with RunStore(live_store / "magma.db") as store:
         store.open_run(name, "cube.Machine", {"agent": "openai:" + "model-" * 8 + "@http://127.0.0.1:65535/v1",
                                               "episodes": 1})
     copy_episode(live_store, "machine", 0, name, 0, world=False)

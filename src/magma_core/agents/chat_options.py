@@ -31,7 +31,14 @@ the file's.
   lengths are enforced by the server's grammar;
 - ``stream`` (default false): stream each reply and stop reading (closing the connection,
   which stops a streaming server) once it holds more than ``max_tokens`` tokens, for
-  servers that ignore ``max_tokens``.
+  servers that ignore ``max_tokens``;
+- ``output_format``: ``tools`` (default: native tool calls) or ``json`` (the predecessor's
+  ``{"say", "action"}`` object in the reply text, for models fine-tuned on its data), and
+  ``prompt_template``: a Jinja file rendering the prompt from ``messages``, ``tools``,
+  ``permanent_rules``, ``summary`` and ``task_attributes`` (see
+  :mod:`magma_core.agents.output_formats`);
+- ``summarise_after``: condense the history into ``memory.summary`` once it holds more than
+  this many characters (see :mod:`magma_core.agents.summarising`).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ TOOL_CHOICES = ("auto", "required", "none", "omit")
 PROMPT_STYLES = ("compact", "raw")
 REPORT_ROLES = ("tool", "user")
 CONSTRAIN_MODES = ("off", "json_object", "json_schema")
+OUTPUT_FORMATS = ("tools", "json")
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 2
@@ -80,6 +88,9 @@ class ChatOptions:
     stage_aware: bool | None = None
     constrain: str | None = None
     stream: bool | None = None
+    output_format: str | None = None
+    prompt_template: str | None = None
+    summarise_after: int | None = None
 
     def __post_init__(self) -> None:
         for name, check in _CHECKS.items():
@@ -217,6 +228,12 @@ def _one_of(choices: tuple[str, ...]) -> Any:
     return check
 
 
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ChatOptionsError(f"{name} must be a file name, got {value!r}")
+    return value
+
+
 def _positive(name: str, value: Any) -> float:
     number = _number(name, value, 0.0)
     if number <= 0:
@@ -231,6 +248,9 @@ _CHECKS = {
     "constrain": _one_of(CONSTRAIN_MODES),
     "stage_aware": lambda n, v: _boolean(n, v),
     "stream": lambda n, v: _boolean(n, v),
+    "output_format": _one_of(OUTPUT_FORMATS),
+    "prompt_template": lambda n, v: _text(n, v),
+    "summarise_after": lambda n, v: _integer(n, v, 1),
     "max_tokens": lambda n, v: _integer(n, v, 0),
     "temperature": lambda n, v: _number(n, v, 0.0, 2.0),
     "top_p": lambda n, v: _number(n, v, 0.0, 1.0),

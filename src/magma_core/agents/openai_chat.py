@@ -38,12 +38,13 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from magma_core.agents._http import FailedAttempt, clip
+from magma_core.agents.backends import chat_client
 from magma_core.agents.base import AgentCheckError, Candidate, CandidateAgent, robot_names
-from magma_core.agents.chat_client import DEFAULT_BASE_URL, ChatClient, ChatError, summed_usage
+from magma_core.agents.chat_client import DEFAULT_BASE_URL, ChatError, summed_usage
 from magma_core.agents.chat_options import ChatOptions
 from magma_core.agents.chat_prompt import (
     DEFAULT_SYSTEM_PROMPT,
@@ -209,14 +210,17 @@ class OpenAIChatAgent(CandidateAgent):
         record_prompt: bool = True,
         transport: Any = None,
         on_notice: Callable[[str], None] | None = None,
+        backends: Sequence[tuple[str, str]] = (),
+        routing: str = "failover",
     ) -> None:
         shorthand = ChatOptions(temperature=temperature, max_tokens=max_tokens, timeout=timeout,
                                 retries=retries, backoff=backoff, prompt_style=prompt_style)
         self.options = shorthand.merged_over(options or ChatOptions())
         prompt_style = self.options.prompt_style or "compact"
-        self.client = ChatClient(base_url, model, api_key_env=api_key_env, timeout=self.options.timeout_s,
-                                 retries=self.options.retry_count, backoff=self.options.backoff_s,
-                                 transport=transport, on_failed_attempt=self._failed_attempt)
+        self.client = chat_client(base_url, model, backends, routing, api_key_env=api_key_env,
+                                  timeout=self.options.timeout_s, retries=self.options.retry_count,
+                                  backoff=self.options.backoff_s, transport=transport,
+                                  on_failed_attempt=self._failed_attempt)
         self.model = model
         self.prompt_style = prompt_style
         if system_prompt is None:
@@ -303,7 +307,10 @@ class OpenAIChatAgent(CandidateAgent):
         system = self.system_message(agent_input, robots, robot_param)
         if constrained:
             system["content"] += "\n" + tools_prompt(schemas, may_answer)
-        messages = [system, *history, *turn]
+        try:
+            messages = self.prompt_messages(system, history, turn, agent_input, schemas)
+        except ReplyError as exc:  # a prompt template that cannot render this input
+            return self._fail(exc.code, exc.message, memory, [])
         step: dict[str, Any] = {
             "id": f"{request_id}:{agent_input.id}:{candidate_index}",
             "component": self.component,
@@ -333,7 +340,7 @@ class OpenAIChatAgent(CandidateAgent):
         try:
             if reply_message is None:
                 raise ReplyError("invalid_reply", "the reply is not the JSON object its schema asks for")
-            decision, assistant = parse_message(reply_message, names, robots, robot_param)
+            decision, assistant = self.parse_reply(reply_message, names, robots, robot_param)
         except ReplyError as exc:
             message = f"{exc.message}. Your reply was: {clip(raw_text(reply.message), RAW_TEXT_IN_ERRORS)}"
             if reply.finish_reason == "length":
@@ -341,6 +348,17 @@ class OpenAIChatAgent(CandidateAgent):
             return self._fail(exc.code, message, with_turn, [step])
         with_turn[HISTORY_KEY].append(assistant)
         return Candidate(memory=with_turn, decision=decision, internal_steps=[step])
+
+    # -- hooks of the output formats (magma_core.agents.output_formats) ------------------------
+    def prompt_messages(self, system: dict[str, Any], history: list[dict[str, Any]], turn: list[dict[str, Any]],
+                        agent_input: AgentInput, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages sent: the system message, the conversation so far, this turn."""
+        return [system, *history, *turn]
+
+    def parse_reply(self, message: dict[str, Any], names: dict[str, str], robots: list[str],
+                    robot_param: str | None) -> tuple[AgentDecision, dict[str, Any]]:
+        """``(decision, assistant message for the history)`` from the reply (native tool calls)."""
+        return parse_message(message, names, robots, robot_param)
 
     def _record(self, step: dict[str, Any], request: dict[str, Any], raw: str, usage: dict[str, int],
                 latency_s: float, attempts: int, attempt_log: list[dict[str, Any]]) -> None:

@@ -6,7 +6,9 @@
 - ``openai:MODEL`` or ``openai:MODEL@BASE_URL``: an OpenAI-compatible endpoint (the base URL
   defaults to ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``); the model name may
   contain ``:`` (``openai:qwen2.5:7b@http://localhost:11434/v1``);
-- ``http://HOST:PORT`` or ``https://...``: an agent server speaking protocol 2.0.
+- ``http://HOST:PORT`` or ``https://...``: an agent server speaking protocol 2.0;
+- several ``openai:`` specs, comma-separated, with ``failover`` (default) or ``round-robin``
+  among them: one role served by several backends (:mod:`magma_core.agents.backends`).
 
 :func:`build_agent` is the one place a spec becomes a checked agent: ``magma run``, its
 worker processes, ``magma serve-agent`` and Python callers of ``magma_core.runs.run`` use it.
@@ -18,6 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from magma_core.agents.backends import split_backends
 from magma_core.agents.base import Agent, AgentCheckError
 from magma_core.agents.chat_options import ChatOptions
 from magma_core.agents.http import HttpAgent
@@ -42,11 +45,18 @@ class AgentSpec:
     base_url: str = ""
     url: str = ""
     noise: float = 0.0
+    backends: tuple[tuple[str, str], ...] = ()  # (base_url, model) of each, several backends only
+    routing: str = "failover"
 
 
 def parse_spec(text: str) -> AgentSpec:
     """Parse an agent spec string; raise :class:`AgentSpecError` if it is not one."""
     spec = (text or "").strip()
+    several = split_backends(spec)
+    if several is not None:  # one role, several endpoints (magma_core.agents.backends)
+        parts = [parse_spec(item) for item in several[0]]
+        return AgentSpec("openai", model=parts[0].model, base_url=parts[0].base_url,
+                         backends=tuple((p.base_url, p.model) for p in parts), routing=several[1])
     if spec == "trace":
         return AgentSpec("trace")
     if spec == "noisy-trace" or spec.startswith("noisy-trace:"):
@@ -94,7 +104,10 @@ def model_facts(text: str | None, options: dict[str, Any] | None = None) -> dict
     except AgentSpecError:
         return None
     if spec.kind == "openai":
-        return {"name": spec.model, "endpoint": spec.base_url, "options": dict(options or {})}
+        facts = {"name": spec.model, "endpoint": spec.base_url, "options": dict(options or {})}
+        if spec.backends:
+            facts.update(backends=[f"{model}@{url}" for url, model in spec.backends], routing=spec.routing)
+        return facts
     if spec.kind == "http":
         return {"endpoint": spec.url}
     return None
@@ -123,8 +136,25 @@ def from_spec(text: str, *, trace: Any = None, chat_options: ChatOptions | None 
             return NoisyTraceAgent(trace, spec.noise, **options)
         return TraceAgent(trace, **options)
     if spec.kind == "openai":
-        return OpenAIChatAgent(spec.base_url, spec.model, options=chat_options, **options)
+        if spec.backends:
+            options = {"backends": spec.backends, "routing": spec.routing, **options}
+        return chat_agent_class(chat_options)(spec.base_url, spec.model, options=chat_options, **options)
     return HttpAgent(spec.url, **options)
+
+
+def chat_agent_class(options: ChatOptions | None) -> type[OpenAIChatAgent]:
+    """The ``openai:`` agent class its options ask for: summarising
+    (:mod:`~magma_core.agents.summarising`), with an output format or prompt template
+    (:mod:`~magma_core.agents.output_formats`), or the plain tool-calling agent."""
+    if options is not None and options.summarise_after:
+        from magma_core.agents.summarising import SummarisingChatAgent
+
+        return SummarisingChatAgent
+    if options is not None and (options.output_format == "json" or options.prompt_template):
+        from magma_core.agents.output_formats import FormattedChatAgent
+
+        return FormattedChatAgent
+    return OpenAIChatAgent
 
 
 def build_agent(text: str, *, trace: Any = None, check: bool = True, **options: Any) -> Agent:

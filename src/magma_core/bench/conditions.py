@@ -2,7 +2,8 @@
 
 A scenario package provides the transforms (it knows what its stages, errors and requests
 look like): a module with ``apply(condition, task_spec, options) -> (task_spec, interventions)``,
-named in the suite spec (``transforms: package.module``). ``interventions`` is a list of
+named in the suite spec (``transforms: package.module``). ``paraphrase`` applies to every
+scenario and is done here (:mod:`magma_core.bench.paraphrase_condition`). ``interventions`` is a list of
 ``{"type", "injected_at_stage", "relevant_at_stage"}`` (stage indices of the perturbed task).
 """
 
@@ -16,7 +17,11 @@ from typing import Any
 from magma_core.user_error import UserError
 
 CLEAN = "clean"
-CONDITIONS = ("clean", "execution_error", "interruption", "mission_update", "combined")
+#: every condition; a suite without a ``conditions`` list compiles the DEFAULT_CONDITIONS
+CONDITIONS = ("clean", "execution_error", "interruption", "mission_update", "combined", "paraphrase")
+DEFAULT_CONDITIONS = CONDITIONS[:5]
+#: conditions of every scenario, applied here (not by the scenario's transforms)
+GENERIC = ("paraphrase",)
 #: What every condition's interventions must include.
 REQUIRED_INTERVENTIONS = {
     "clean": set(),
@@ -24,6 +29,7 @@ REQUIRED_INTERVENTIONS = {
     "interruption": {"interruption"},
     "mission_update": {"mission_update"},
     "combined": {"mission_update", "execution_error"},
+    "paraphrase": {"paraphrase"},
 }
 
 
@@ -47,7 +53,12 @@ def transform(module: ModuleType, condition: str, clean_spec: dict[str, Any],
     if condition == CLEAN:
         return copy.deepcopy(clean_spec), []
     try:
-        spec, interventions = module.apply(condition, copy.deepcopy(clean_spec), dict(options))
+        if condition == "paraphrase":
+            from magma_core.bench.paraphrase_condition import apply_paraphrase
+
+            spec, interventions = apply_paraphrase(copy.deepcopy(clean_spec), dict(options))
+        else:
+            spec, interventions = module.apply(condition, copy.deepcopy(clean_spec), dict(options))
     except (ValueError, KeyError, TypeError) as exc:
         raise UserError(f"condition {condition} does not apply to {clean_spec['name']}: {exc}") from None
     kinds = {i["type"] for i in interventions}

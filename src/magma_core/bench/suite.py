@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from magma_core import __version__
-from magma_core.bench.conditions import CLEAN, CONDITIONS, load_transforms, transform
+from magma_core.bench.conditions import (
+    CLEAN,
+    CONDITIONS,
+    DEFAULT_CONDITIONS,
+    load_transforms,
+    transform,
+)
 from magma_core.bench.task_spec import task_to_spec
 from magma_core.scenarios import load_definition, load_preset
 from magma_core.scenarios.construct import construct
@@ -92,7 +98,7 @@ def read_spec(source: str | Path) -> dict[str, Any]:
 
 
 def _conditions(spec: dict[str, Any]) -> list[str]:
-    conditions = list(spec.get("conditions") or CONDITIONS)
+    conditions = list(spec.get("conditions") or DEFAULT_CONDITIONS)
     for condition in conditions:
         if condition not in CONDITIONS:
             raise UserError(f"unknown condition {condition!r}; known: {', '.join(CONDITIONS)}")

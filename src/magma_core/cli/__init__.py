@@ -52,9 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from magma_core.cli.config_file import expand_config
     from magma_core.cli.ctor_args import split_ctor_args
 
     parser = build_parser()
+    try:
+        argv = expand_config(parser, sys.argv[1:] if argv is None else argv)  # --config FILE
+    except UserError as exc:
+        print(f"magma: error: {exc}", file=sys.stderr)
+        return 2
     args, extras = parser.parse_known_args(argv)
     args = split_ctor_args(parser, args, extras)  # --NAME VALUE: constructor arguments
     if not getattr(args, "func", None):

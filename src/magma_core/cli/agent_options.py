@@ -12,6 +12,7 @@ from typing import Any
 
 from magma_core.agents.chat_options import (
     CONSTRAIN_MODES,
+    OUTPUT_FORMATS,
     PROMPT_STYLES,
     REPORT_ROLES,
     TOOL_CHOICES,
@@ -35,6 +36,9 @@ FLAGS = {
     "stage_decoding": "stage_aware",
     "constrain": "constrain",
     "stream_cap": "stream",
+    "output_format": "output_format",
+    "prompt_template": "prompt_template",
+    "summarise_after": "summarise_after",
 }
 
 
@@ -89,6 +93,14 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--stream-cap", choices=("on", "off"), default=None,
                        help="stream replies and stop reading past --max-tokens, for servers "
                        "that ignore it (default off)")
+    group.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+                       help="tools (default: native tool calls) or json (the predecessor's "
+                       "{say, action} reply, for models fine-tuned on its data)")
+    group.add_argument("--prompt-template", default=None, metavar="FILE",
+                       help="a Jinja prompt template (messages, tools, permanent_rules, summary, "
+                       "task_attributes)")
+    group.add_argument("--summarise-after", type=_number(int), default=None, metavar="CHARS",
+                       help="condense the history into a summary past this many characters")
     group.add_argument("--agent-config", default=None,
                        help="a TOML or JSON file of these options (flags win over it); its "
                        "[judge] table, if any, holds the judge's")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
+from magma_core.cli.config_file import add_config_option
 from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
@@ -52,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
     add_agent_options(p)
+    add_config_option(p)
     add_ray_option(p)
     p.set_defaults(func=run_command)
     p = bench.add_parser("report", help="metrics of benchmark runs: tables, --html, --json")

@@ -35,11 +35,11 @@ def _seed(text: str) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from magma_core.export.writers import FORMATS
-
     parser = sub.add_parser("export", help="write training data from a generation or a run")
     parser.add_argument("name", help="a generation or run name in the store")
-    parser.add_argument("--format", choices=FORMATS, default="chat-jsonl", help="chat-jsonl (default), preference-jsonl or hf")
+    parser.add_argument("--format", default="chat-jsonl", metavar="NAME",
+                        help="an exporter plug-in: chat-jsonl (default), preference-jsonl, hf, or one an "
+                        "installed package registers under the entry-point group 'magma.export'")
     parser.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     parser.add_argument("--output", type=Path, default=None, help="folder to write (OUT/exports/NAME-FORMAT)")
     parser.add_argument("--min-score", type=_score, default=0.1, help="drop situations whose best score is at most this (0.1)")
@@ -49,6 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="render chat rows into a 'text' field with a chat template: chatml-tools "
                         "(shipped, tool-aware), a tokenizer folder, its tokenizer_config.json or a .jinja "
                         "file; rows whose tool calls or results it drops are refused")
+    parser.add_argument("--preference-margin", type=_score, default=0.1,
+                        help="preference-jsonl: the chosen decision scores more than this above the rejected one (0.1)")
     parser.add_argument("--shuffle-seed", type=_seed, default=42, help="seed of the tool and attribute orders (42)")
     parser.add_argument("--no-coached", action="store_true",
                         help="leave out a generation's coached and recovery candidates (and what grew from them)")
@@ -57,7 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def export(args: argparse.Namespace) -> int:
     from magma_core.export import ExportSettings, SourceError, load_forest, write_export
+    from magma_core.export.plugins import ExporterError, get_exporter
 
+    try:
+        get_exporter(args.format)
+    except ExporterError as exc:
+        raise CliError(str(exc)) from None
     store = args.out / "magma.db"
     try:
         forest = load_forest(store, args.name, coached=not args.no_coached)
@@ -65,10 +72,13 @@ def export(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     settings = ExportSettings(format=args.format, min_score=args.min_score,
                               validation_ratio=args.validation_ratio, split_seed=args.split_seed,
-                              shuffle_seed=args.shuffle_seed, chat_template=args.chat_template)
+                              shuffle_seed=args.shuffle_seed, chat_template=args.chat_template,
+                              preference_margin=args.preference_margin)
     output = args.output or args.out / "exports" / f"{args.name}-{args.format}"
     try:
         report = write_export(forest, settings, output)
+    except ExporterError as exc:
+        raise CliError(str(exc)) from None
     except (OSError, RuntimeError) as exc:
         raise CliError(f"cannot write the export to {output}: {exc}") from None
     for warning in report.warnings:

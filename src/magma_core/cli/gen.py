@@ -14,6 +14,7 @@ from typing import Any
 
 from magma_core.cli import CliError
 from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.cli.config_file import add_config_option
 from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import ray_cluster_from
@@ -63,6 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--coach-timeout", type=positive_float, default=None, metavar="SECONDS",
                         help="seconds for each request to an openai or http coach (120 / 360)")
     add_agent_options(parser)
+    add_config_option(parser)
+    parser.add_argument("--user", default=None, metavar="SPEC",
+                        help="a simulated user puts each tree's instructions in its words (seeded by the "
+                        "tree's seed): builtin (no model) or openai:MODEL[@BASE_URL]")
     parser.add_argument("--concurrency", type=positive_int, default=None,
                         help="agent requests in flight at most (default: one per slot)")
     parser.add_argument("--batch-window", type=non_negative_float, default=0.0, metavar="SECONDS",
@@ -95,6 +100,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         agent_timeout=args.agent_timeout, ray=ray_cluster_from(args), coaching=_coaching_settings(args),
         target_args=dict(getattr(args, "ctor_args", {})),
         skills=tuple(args.skills) if args.skills else None,
+        user=args.user,
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
+from magma_core.cli.config_file import add_config_option
 from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.display import (
     EpisodeProgress,
@@ -115,6 +116,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "object names) drawn from the scenario's randomisation YAML",
     )
     add_agent_options(parser)
+    add_config_option(parser)
+    parser.add_argument("--user", default=None, metavar="SPEC",
+                        help="a simulated user puts each episode's instructions in its words (seeded by "
+                        "the episode's seed): builtin (no model) or openai:MODEL[@BASE_URL]")
     parser.add_argument(
         "--videos", choices=VIDEO_CHOICES, default=None,
         help="also write an mp4 per episode (all, or failures) to OUT/videos/NAME/",
@@ -178,6 +183,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         skills=tuple(args.skills) if args.skills else None,
         ray=ray_cluster_from(args, actors=args.workers),
         target_args=dict(getattr(args, "ctor_args", {})),
+        user=args.user,
     )
 
 

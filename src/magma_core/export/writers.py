@@ -1,6 +1,6 @@
 """Writing an export: rows per format, a train/validation split by tree, a manifest of hashes.
 
-Formats: ``chat-jsonl`` (one conversation per kept path), ``preference-jsonl`` (chosen /
+Formats are exporter plug-ins (:mod:`magma_core.export.plugins`); the built-in ones: ``chat-jsonl`` (one conversation per kept path), ``preference-jsonl`` (chosen /
 rejected sibling decisions of one situation: the prompt, the two assistant turns, the tools)
 and ``hf`` (the chat rows as a Hugging Face ``datasets`` dataset in Parquet, one file per
 split). ``manifest.json`` holds the settings, the counts, the split and the SHA-256 of every
@@ -21,6 +21,7 @@ from typing import Any
 from magma_core import __version__
 from magma_core.export.chat import assistant_for, conversation, model_view
 from magma_core.export.chat_template import ChatTemplate
+from magma_core.export.plugins import ExporterError, get_exporter, producer_of
 from magma_core.export.rows import ExportForest
 from magma_core.store import scores as sc
 
@@ -160,12 +161,16 @@ def sha256_file(path: Path) -> str:
 
 
 def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -> ExportReport:
-    """Write ``forest`` in ``settings.format`` under the folder ``output`` (see the module)."""
-    if settings.format not in FORMATS:
-        raise ValueError(f"unknown format {settings.format!r}: use one of {', '.join(FORMATS)}")
+    """Write ``forest`` in ``settings.format`` under the folder ``output`` (see the module):
+    the format is an exporter plug-in (:mod:`magma_core.export.plugins`), which must accept
+    every source's producer (:class:`~magma_core.export.plugins.ExporterError` otherwise)."""
+    exporter = get_exporter(settings.format)
+    for source in forest.sources:
+        refusal = exporter.check_producer(*producer_of(source))
+        if refusal:
+            raise ExporterError(f"{source.get('name', 'the source')}: {refusal}")
     refused: list[str] = []
-    rows = (preference_rows(forest, settings) if settings.format == "preference-jsonl"
-            else chat_rows(forest, settings, refused))
+    rows = exporter.rows(forest, settings, refused)
     source_digest = hashlib.sha256(
         json.dumps([forest.sources, [r for _, r in rows]], sort_keys=True, default=str).encode()
     ).hexdigest()
@@ -174,6 +179,8 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     ).encode()).hexdigest()
     warning = split_warning(len({g for g, _ in rows}), settings.validation_ratio)
     warnings = [warning] if warning else []
+    if not rows and exporter.explain_empty is not None:
+        warnings.append(exporter.explain_empty(forest, settings))
     if refused:
         warnings.append(f"{len(refused)} rows refused by chat template {settings.chat_template}: {refused[0]}"
                         + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""))
@@ -185,10 +192,10 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
                                                    settings.split_seed)
     splits = {"train": [r for g, r in rows if g not in validation_groups],
               "validation": [r for g, r in rows if g in validation_groups]}
-    stem = "preference" if settings.format == "preference-jsonl" else "chat"
+    stem = exporter.stem or exporter.name
     written: list[Path] = []
-    if settings.format == "hf":
-        written = _write_hf(output, splits)
+    if exporter.write is not None:
+        written = exporter.write(output, splits)
     else:
         for split, split_rows in splits.items():
             path = output / f"{stem}_{split}.jsonl"
@@ -199,6 +206,7 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     files = {str(p.relative_to(output)): sha256_file(p) for p in written}
     manifest = {
         "producer": {"package": "magma", "version": __version__},
+        "exporter": exporter.name,
         "complete": True,
         "signature": signature,
         "source_sha256": source_digest,
@@ -245,7 +253,10 @@ def _write_hf(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list[Pat
                  "tools": json.dumps(r["tools"], sort_keys=True), "origin": r.get("origin", "model")}
                 for r in rows]
         path = folder / f"{split}.parquet"
-        datasets.Dataset.from_list(flat, features=_HF_FEATURES(datasets)).to_parquet(str(path))
+        features = _HF_FEATURES(datasets)
+        data = (datasets.Dataset.from_list(flat, features=features) if flat  # an empty split too
+                else datasets.Dataset.from_dict({k: [] for k in features}, features=features))
+        data.to_parquet(str(path))
         paths.append(path)
     return paths
 

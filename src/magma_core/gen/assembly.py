@@ -55,6 +55,7 @@ def prepare_generation(
     agent_timeout: float | None = None,
     target_args: dict[str, Any] | None = None,
     skills: tuple[str, ...] | None = None,
+    user: str | None = None,
 ) -> GenParts:
     """Load ``target`` (a preset, or a definition whose tree seeds generate the tasks), check
     every tree's task with the judge, and build the agent (the trace agents replay each tree's
@@ -63,7 +64,7 @@ def prepare_generation(
     the scenario (``("all",)``: every one), as ``magma run --skills``."""
     spec = RunSpec(target=target, agent=agent, judge=judge, seed=seed, randomized=randomized,
                    agent_options=dict(agent_options or {}), agent_timeout=agent_timeout,
-                   target_args=dict(target_args or {}), skills=skills)
+                   target_args=dict(target_args or {}), skills=skills, user=user)
     skill_classes = task_skills(target, spec.skills)
     try:
         episode_tasks = load_episode_tasks(spec, skill_classes)

@@ -41,6 +41,7 @@ def prepare(spec: GenSpec) -> GenParts:
         spec.target, spec.agent, judge=spec.judge, seed=spec.seed, trees=spec.trees,
         randomized=spec.randomized, agent_options=spec.agent_options,
         agent_timeout=spec.agent_timeout, target_args=spec.target_args, skills=spec.skills,
+        user=spec.user,
     )
 
 

@@ -54,6 +54,7 @@ class GenSpec:
     coaching: CoachingSettings | None = None  # repair failed branches (magma_core.gen.coaching)
     target_args: dict[str, Any] = field(default_factory=dict)  # the target's constructor kwargs
     skills: tuple[str, ...] | None = None  # skill names of the scenario (("all",): every one)
+    user: str | None = None  # a simulated user puts each tree's instructions in its words
 
     def __post_init__(self) -> None:
         for key in ("branches", "max_per_stage", "max_nodes", "trees"):
@@ -77,7 +78,7 @@ class GenSpec:
                        backend=self.backend, randomized=self.randomized,
                        agent_options=dict(self.agent_options), pacing=self.pacing,
                        agent_timeout=self.agent_timeout, target_args=dict(self.target_args),
-                       skills=self.skills)
+                       skills=self.skills, user=self.user)
 
     def settings(self) -> GenSettings:
         """How the trees grow."""
@@ -88,6 +89,7 @@ class GenSpec:
     def shape(self) -> dict[str, Any]:
         """The settings a resumed generation must keep."""
         return {**self.settings().shape(), "randomized": self.randomized,
+                **({"user": self.user} if self.user else {}),
                 **({} if self.coaching is None else self.coaching.shape()),
                 **({"target_args": dict(self.target_args)} if self.target_args else {}),
                 **({"skills": list(self.skills)} if self.skills else {})}

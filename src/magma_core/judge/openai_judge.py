@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 from magma_core.agents._http import clip
-from magma_core.agents.chat_client import ChatClient, ChatError
+from magma_core.agents.backends import chat_client
+from magma_core.agents.chat_client import ChatError
 from magma_core.agents.chat_options import ChatOptions
 from magma_core.agents.spec import AgentSpecError, parse_spec
 from magma_core.judge.base import EMPTY_ANSWER_REASON, AcceptAllJudge, Judge, Verdict
@@ -61,10 +62,12 @@ class OpenAIJudge:
         backoff: float = 0.5,
         extra_body: dict[str, Any] | None = None,
         transport: Any = None,
+        backends: Any = (),
+        routing: str = "failover",
     ) -> None:
         self.extra_body = dict(extra_body or {})
-        self.client = ChatClient(base_url, model, api_key_env=api_key_env, timeout=timeout,
-                                 retries=retries, backoff=backoff, transport=transport)
+        self.client = chat_client(base_url, model, backends, routing, api_key_env=api_key_env,
+                                  timeout=timeout, retries=retries, backoff=backoff, transport=transport)
         self.max_attempts = max(1, max_attempts)
         self.max_tokens = max_tokens
 
@@ -128,4 +131,6 @@ def from_spec(text: str, chat_options: ChatOptions | None = None, **options: Any
                              f"(it takes {', '.join(JUDGE_OPTIONS)})")
     taken = {k: v for k, v in given.items() if k in ("max_tokens", "timeout", "retries", "backoff")}
     extra = {k: given[k] for k in ("seed",) if k in given} | dict(given.get("extra_body", {}))
+    if spec.backends:
+        options = {"backends": spec.backends, "routing": spec.routing, **options}
     return OpenAIJudge(spec.base_url, spec.model, **{**taken, "extra_body": extra, **options})

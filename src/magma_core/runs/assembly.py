@@ -50,12 +50,12 @@ def load_episode_tasks(spec: RunSpec, skills: list[type] | None = None) -> Episo
     a definition, or the run is randomised; ``skills``: the run's own, see
     :func:`task_skills`); None for a plain preset run."""
     target_cls = load_target(spec.target)
-    if not issubclass(target_cls, TaskDefinition) and not spec.randomized:
+    if not issubclass(target_cls, TaskDefinition) and not spec.randomized and not spec.user:
         return None
     arguments = check_arguments(target_cls, spec.target_args, spec.target)
     try:
         target = target_cls(**arguments)
-        return EpisodeTasks(target, randomized=spec.randomized, skills=skills)
+        return EpisodeTasks(target, randomized=spec.randomized, skills=skills, user=spec.user)
     except (TypeError, ValueError) as exc:
         raise UserError(f"{spec.target}: {exc}") from None
 
@@ -148,7 +148,7 @@ def prepare(spec: RunSpec) -> RunParts:
         agent = build_run_agent(spec.agent, task, agent_options=spec.agent_options,
                                 timeout=spec.agent_timeout)
     warnings = [getattr(agent, "check_warning", None)]
-    if parse_spec(spec.agent).kind in ("trace", "noisy-trace"):
+    if parse_spec(spec.agent).kind in ("trace", "noisy-trace") and not spec.user:  # a paraphrase differs
         warnings += trace_warnings(task)
     warning = "; ".join(w for w in warnings if w) or None
     return RunParts(task, agent, judge, warning, skills, episode_tasks=episode_tasks)

@@ -73,6 +73,7 @@ class RunSpec:
     agent_timeout: float | None = None
     ray: RayCluster | None = None
     target_args: dict[str, Any] = field(default_factory=dict)  # the target's constructor kwargs
+    user: str | None = None  # a simulated user: builtin or openai:MODEL@URL (agents.user_simulation)
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -128,6 +129,8 @@ class RunSpec:
             config["skills"] = list(self.skills)
         if self.randomized:
             config["randomized"] = True
+        if self.user:
+            config["user"] = self.user
         if self.agent_options:
             config["agent_options"] = self.agent_options
         if self.judge_options:

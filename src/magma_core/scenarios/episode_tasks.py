@@ -9,6 +9,9 @@ generated task's spec and in the episode record. Runs, generations and exports a
 
 from __future__ import annotations
 
+from typing import Any
+
+from magma_core.agents.user_simulation import user_from_spec, with_simulated_user
 from magma_core.simulation.randomizer import RandomizationSpec, RuntimeRandomizer, SpecGenerator
 from magma_core.simulation.tasks import BaseTask, GeneratedTask, TaskDefinition
 
@@ -17,12 +20,14 @@ class EpisodeTasks:
     """The task and vocabulary of each episode seed (deterministic: same seed, same pair)."""
 
     def __init__(self, target: BaseTask | TaskDefinition, randomized: bool = False,
-                 skills: list[type] | None = None) -> None:
+                 skills: list[type] | None = None, user: str | None = None) -> None:
         if not isinstance(target, (BaseTask, TaskDefinition)):
             raise TypeError(f"a run target is a BaseTask or a TaskDefinition, got {type(target).__name__}")
         self.target = target
         self.randomized = randomized
         self.skills = skills  # the run's skills when not the task's own (vocabularies cover them)
+        self.user = user  # a simulated user's spec (magma_core.agents.user_simulation), or None
+        self._user: Any = None
         if randomized and not getattr(target, "randomized_config_path", ""):
             raise ValueError(f"{target.name} has no randomized_config_path: it cannot run --randomized")
 
@@ -41,12 +46,21 @@ class EpisodeTasks:
     def task(self, seed: int) -> BaseTask:
         """The episode's task (for a definition: generated with ``seed``, randomised if asked)."""
         if not self.is_definition:
-            return self.target  # type: ignore[return-value]
+            return self._simulated(self.target, seed)  # type: ignore[arg-type]
         task = self.target.generate(seed)  # type: ignore[union-attr]
         if self.randomized:
             spec = SpecGenerator(seed).generate_random_spec(task, skills=self.skills)
             task = task.with_randomization(spec.to_dict())
-        return task
+        return self._simulated(task, seed)
+
+    def _simulated(self, task: BaseTask, seed: int) -> BaseTask:
+        """``task`` with its user instructions in the simulated user's words (the same seed,
+        the same words), or ``task`` itself without a user."""
+        if self.user is None:
+            return task
+        if self._user is None:
+            self._user = user_from_spec(self.user)
+        return with_simulated_user(task, self._user, seed)
 
     def vocabulary(self, task: BaseTask, seed: int) -> RuntimeRandomizer | None:
         """The episode's vocabulary: the generated task's stored mapping, or one drawn with

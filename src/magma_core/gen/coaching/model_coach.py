@@ -17,7 +17,8 @@ import json
 import re
 from typing import Any
 
-from magma_core.agents.chat_client import ChatClient, ChatError
+from magma_core.agents.backends import chat_client
+from magma_core.agents.chat_client import ChatError
 from magma_core.agents.spec import AgentSpecError, parse_spec
 from magma_core.gen.coaching.coaches import CoachContext, CoachReply, abandon, error_reply
 from magma_core.protocol.agent import AgentDecision
@@ -46,8 +47,9 @@ class ModelCoach:
     """Asks ``model`` at ``base_url`` for a diagnosis and a repair (see the module doc)."""
 
     def __init__(self, base_url: str, model: str, *, temperature: float = 0.0, max_tokens: int = 2000,
-                 timeout: float = 120.0, max_attempts: int = 2, transport: Any = None) -> None:
-        self.client = ChatClient(base_url, model, timeout=timeout, transport=transport)
+                 timeout: float = 120.0, max_attempts: int = 2, transport: Any = None,
+                 backends: Any = (), routing: str = "failover") -> None:
+        self.client = chat_client(base_url, model, backends, routing, timeout=timeout, transport=transport)
         self.temperature, self.max_tokens = temperature, max_tokens
         self.max_attempts = max(1, max_attempts)
         self.name = f"openai:{model}"
@@ -63,6 +65,8 @@ class ModelCoach:
             raise UserError(f"unknown coach option {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
         if timeout is not None:
             options = {**options, "timeout": timeout}
+        if parsed.backends:
+            options = {**options, "backends": parsed.backends, "routing": parsed.routing}
         return cls(parsed.base_url, parsed.model, **options)
 
     def coach(self, request: CoachingRequest, context: CoachContext) -> CoachReply:

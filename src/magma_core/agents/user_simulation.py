@@ -1,0 +1,172 @@
+"""User simulation: instructions put in other words, and ``TemplateInstruction`` filled in, by a
+model in the user role or by the built-in deterministic paraphraser (no model: tests and CI).
+
+- :class:`RuleParaphraser` (spec ``builtin``): rewrites the wording (a polite frame, synonyms of
+  the verbs and connectives) and never a name, number or underscore token, chosen with a seed:
+  the same text and seed always give the same variant.
+- :class:`ModelUser` (spec ``openai:MODEL@URL``, several backends allowed, see
+  :mod:`magma_core.agents.backends`): asks the model, with the seed sent as the sampling seed;
+  a reply that drops a name of the original (an underscore token, a number) is refused and the
+  original kept, so a paraphrase never changes what is asked.
+
+Both remember the variants they gave (:attr:`variants`: original, seed, variant), which the
+callers store with what they produce (the bench's ``paraphrase`` condition keeps them in the
+item's interventions).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+from typing import Any, Protocol
+
+from magma_core.agents.backends import chat_client
+from magma_core.agents.chat_client import ChatError
+from magma_core.agents.spec import parse_spec
+from magma_core.simulation.data_structures import TemplateInstruction, UserInstruction
+from magma_core.user_error import UserError
+
+FRAMES = ("{}", "Please {}", "Could you {}?", "I would like you to {}", "{}, please", "Now {}")
+SYNONYMS = {
+    "put": ("place", "move", "put"), "place": ("put", "set", "place"), "move": ("put", "bring", "move"),
+    "then": ("then", "after that", "next"), "first": ("first", "to begin", "first of all"),
+    "pick up": ("grab", "take", "pick up"), "press": ("push", "press"), "tell me": ("say", "tell me"),
+}
+#: words a paraphrase must keep: names (underscores), numbers, quoted text
+KEPT = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+|\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"")
+MAX_VARIANTS = 1000
+_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, SYNONYMS), key=len, reverse=True)) + r")\b",
+                    re.IGNORECASE)
+
+
+class User(Protocol):
+    """A simulated user: puts instructions in its own words."""
+
+    variants: list[dict[str, Any]]
+
+    def paraphrase(self, text: str, seed: int, context: str = "") -> str: ...
+
+    def fill_template(self, template: dict[str, Any], context: str, seed: int) -> str: ...
+
+
+def kept_words(text: str) -> list[str]:
+    """The names and numbers of ``text`` a paraphrase must keep."""
+    return KEPT.findall(text)
+
+
+class RuleParaphraser:
+    """The built-in deterministic paraphraser (see the module)."""
+
+    name = "builtin"
+
+    def __init__(self) -> None:
+        self.variants: list[dict[str, Any]] = []
+
+    def paraphrase(self, text: str, seed: int, context: str = "") -> str:
+        rng = random.Random(f"{seed}:{text}")
+        out = _WORDS.sub(lambda m: _case(rng.choice(SYNONYMS[m.group(0).lower()]), m.group(0)), text)
+        sentences = re.split(r"(?<=[.!?])\s+", out.strip())
+        first = sentences[0].rstrip(".!?")
+        frame = rng.choice(FRAMES)
+        if frame != "{}" and first:
+            lower = not frame.startswith("{}") and not KEPT.match(first)
+            body = first[0].lower() + first[1:] if lower else first
+            first = frame.format(body)
+            sentences[0] = first if first.endswith("?") else first + "."
+        variant = " ".join(sentences)
+        return self._remember(text, seed, variant if kept_words(variant) == kept_words(text) else text)
+
+    def fill_template(self, template: dict[str, Any], context: str, seed: int) -> str:
+        """The template in words: its ``text`` (or ``instruction``) when it has one, else its
+        fields as ``name: value`` clauses, paraphrased with ``seed``."""
+        base = template.get("text") or template.get("instruction")
+        if not isinstance(base, str) or not base.strip():
+            base = "; ".join(f"{str(k).replace('_', ' ')}: {v}" for k, v in sorted(template.items())) + "."
+        return self.paraphrase(base, seed, context)
+
+    def _remember(self, original: str, seed: int, variant: str) -> str:
+        if len(self.variants) < MAX_VARIANTS:
+            self.variants.append({"original": original, "seed": seed, "variant": variant, "user": self.name})
+        return variant
+
+
+def _case(word: str, like: str) -> str:
+    return word[0].upper() + word[1:] if like[:1].isupper() else word
+
+
+PARAPHRASE_PROMPT = (
+    "You are the user of a robot operator. Rewrite the user's instruction in other words, as a "
+    "person would say it. Keep every object, place and robot name, every number and every "
+    "constraint exactly. Answer with the rewritten instruction only."
+)
+TEMPLATE_PROMPT = (
+    "You are the user of a robot operator. Say the request described below in one or two "
+    "sentences, as a person would. Keep every name and number exactly. Answer with the "
+    "request only."
+)
+
+
+class ModelUser(RuleParaphraser):
+    """A model in the user role (``openai:MODEL[@URL]``, or several backends); its replies are
+    checked to keep the original's names and numbers (else the original is kept)."""
+
+    def __init__(self, spec: str, *, temperature: float = 0.7, timeout: float = 60.0, retries: int = 1,
+                 transport: Any = None) -> None:
+        super().__init__()
+        parsed = parse_spec(spec)
+        if parsed.kind != "openai":
+            raise UserError(f"a simulated user is 'builtin' or openai:MODEL[@BASE_URL], not {spec!r}")
+        self.name = spec
+        self.temperature = temperature
+        self.client = chat_client(parsed.base_url, parsed.model, parsed.backends, parsed.routing,
+                                  timeout=timeout, retries=retries, transport=transport)
+
+    def paraphrase(self, text: str, seed: int, context: str = "") -> str:
+        user = text if not context else f"{text}\n\n(Conversation so far: {context})"
+        answer = self._ask(PARAPHRASE_PROMPT, user, text, seed)
+        return self._remember(text, seed, answer if answer is not None else text)
+
+    def fill_template(self, template: dict[str, Any], context: str, seed: int) -> str:
+        described = json.dumps(template, ensure_ascii=False, sort_keys=True)
+        answer = self._ask(TEMPLATE_PROMPT, f"Request: {described}\nContext: {context}", described, seed)
+        if answer is None:  # refused: the built-in filling
+            return super().fill_template(template, context, seed)
+        return self._remember(described, seed, answer)
+
+    def _ask(self, system: str, user: str, original: str, seed: int) -> str | None:
+        """The model's text, or None when it drops a name or number of ``original``."""
+        try:
+            reply = self.client.complete([{"role": "system", "content": system}, {"role": "user", "content": user}],
+                                         temperature=self.temperature, seed=seed, max_tokens=300)
+        except ChatError as exc:
+            raise UserError(f"the simulated user {self.name} did not answer: {exc.message}") from None
+        content = reply.message.get("content")
+        text = content.strip() if isinstance(content, str) else ""
+        needed = [w for w in kept_words(original) if not w.startswith(("'", '"'))]
+        return None if not text or any(w not in text for w in needed) else text
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def with_simulated_user(task: Any, user: RuleParaphraser, seed: int) -> Any:
+    """A copy of ``task`` whose user instructions the simulated ``user`` put in its words
+    (seeded by ``seed`` and the stage index) and whose ``TemplateInstruction`` s it filled in."""
+    task = copy.deepcopy(task)
+    for index, stage in enumerate(task.stages):
+        instruction = getattr(getattr(stage, "stage_input", None), "instruction", None)
+        if isinstance(instruction, TemplateInstruction):
+            instruction.set_content(user.fill_template(instruction.template, instruction.context,
+                                                       seed * 1000 + index))
+        elif isinstance(instruction, UserInstruction) and (instruction.content or "").strip():
+            instruction.content = user.paraphrase(instruction.content, seed * 1000 + index)
+    return task
+
+
+def user_from_spec(spec: str | None, **options: Any) -> RuleParaphraser:
+    """``builtin`` (or None) -> :class:`RuleParaphraser`; ``openai:...`` -> :class:`ModelUser`."""
+    if spec is None or spec.strip() in ("", "builtin"):
+        return RuleParaphraser()
+    return ModelUser(spec.strip(), **options)

@@ -1,0 +1,42 @@
+"""The bench condition ``paraphrase``: the clean task with every user instruction put in other
+words by a simulated user (:mod:`magma_core.agents.user_simulation`), for any scenario.
+
+Each stage's ``instruction`` (a string argument of its spec) and the matching user events of the
+reference trace get the variant, seeded by the task's name and the stage index, so a recompiled
+suite holds the same words. The option ``paraphraser`` (in the suite's ``condition_options``)
+is ``builtin`` (default: the deterministic paraphraser, no model) or ``openai:MODEL@URL``. Each
+rewritten stage is an intervention ``{"type": "paraphrase", "original", "variant"}``; a task
+whose instructions no paraphrase changes does not take the condition (``ValueError``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from magma_core.agents.user_simulation import user_from_spec
+
+
+def apply_paraphrase(spec: dict[str, Any], options: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``(paraphrased spec, interventions)`` of a clean task spec (edited in place)."""
+    user = user_from_spec(options.get("paraphraser"))
+    base = int(hashlib.sha256(str(spec.get("name", "")).encode()).hexdigest()[:8], 16)
+    interventions = []
+    replaced: dict[str, str] = {}
+    for index, stage in enumerate(spec.get("stages") or []):
+        arguments = (stage.get("spec") or {}).get("arguments") or {}
+        text = arguments.get("instruction")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        variant = replaced.get(text) or user.paraphrase(text, base + index)
+        if variant == text:
+            continue
+        arguments["instruction"] = replaced[text] = variant
+        interventions.append({"type": "paraphrase", "injected_at_stage": index, "relevant_at_stage": index,
+                              "original": text, "variant": variant, "user": user.name})
+    for event in (spec.get("perfect_trace") or {}).get("events") or []:
+        if event.get("type") == "user" and event.get("content") in replaced:
+            event["content"] = replaced[event["content"]]
+    if not interventions:
+        raise ValueError("no user instruction of the task changes when paraphrased")
+    return spec, interventions
