@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from magma_core.bench.conditions import CONDITIONS
+from magma_core.bench.conditions import DEFAULT_CONDITIONS as CONDITIONS
 from magma_core.bench.report import bench_report
 from magma_core.bench.runner import BenchSpec, run_bench
 from magma_core.bench.suite import compile_suite, load_suite
