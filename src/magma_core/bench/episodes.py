@@ -31,6 +31,7 @@ from magma_core.runs.assembly import (
     build_run_agent,
     check_task,
     run_episodes,
+    task_skills,
 )
 from magma_core.runs.events import Listener
 from magma_core.runs.placement import Seat
@@ -46,11 +47,12 @@ from magma_core.user_error import UserError
 class SuiteEpisodes(EpisodeTasks):
     """The task and seed of each episode of a benchmark run over ``items`` (see the module)."""
 
-    def __init__(self, items: list[dict[str, Any]], trials: int, first: int = 0) -> None:
+    def __init__(self, items: list[dict[str, Any]], trials: int, first: int = 0,
+                 user: str | None = None) -> None:
         self.items = items
         self.trials = trials
         self._tasks: OrderedDict[int, BaseTask] = OrderedDict()
-        super().__init__(self.item_task(first))
+        super().__init__(self.item_task(first), user=user)
 
     def item_task(self, index: int) -> BaseTask:
         """The task of the item at position ``index`` (rebuilt from its JSON, a few cached)."""
@@ -70,7 +72,9 @@ class SuiteEpisodes(EpisodeTasks):
         return base_seed + episode % self.trials
 
     def task_of(self, episode: int, seed: int) -> BaseTask:
-        return self.item_task(episode // self.trials)
+        """The item's frozen task (its instructions in the simulated user's words with
+        ``--user``, seeded by the trial's seed)."""
+        return self._simulated(self.item_task(episode // self.trials), seed)
 
 
 def engine_key(item: dict[str, Any]) -> str:
@@ -134,12 +138,14 @@ class GroupJob:
 
 def group_parts(job: GroupJob) -> RunParts:
     """The task, agent, judge and episode tasks of one engine running ``job``'s items."""
-    episodes = SuiteEpisodes(job.items, job.trials, job.first)
-    register_environments(job.items[job.first]["scenario"].split(".")[0])
+    episodes = SuiteEpisodes(job.items, job.trials, job.first, user=job.run_spec.user)
+    scenario = job.items[job.first]["scenario"]
+    register_environments(scenario.split(".")[0])
+    skills = task_skills(scenario, job.run_spec.skills)  # --skills: the scenario's, by name
     agent = build_bench_agent(job.run_spec.agent, episodes.target, job.run_spec.agent_options,
                               job.run_spec.agent_timeout)
     return RunParts(episodes.target, agent, build_judge(job.run_spec.judge, job.run_spec.judge_options),
-                    getattr(agent, "check_warning", None), episode_tasks=episodes)
+                    getattr(agent, "check_warning", None), skills, episode_tasks=episodes)
 
 
 def run_group(job: GroupJob, store: RunStore, episodes: Iterator[int] | list[int],

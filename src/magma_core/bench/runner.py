@@ -25,6 +25,7 @@ from magma_core.agents.spec import model_facts
 from magma_core.bench.episodes import GroupJob, GroupWork, check_items, engine_groups
 from magma_core.bench.suite import Suite, load_suite
 from magma_core.runs import RunSpec
+from magma_core.runs.assembly import task_skills
 from magma_core.runs.limits import MAX_ATTEMPTS
 from magma_core.runs.placement import place
 from magma_core.runs.spec import check_run_name
@@ -82,6 +83,10 @@ class BenchSpec:
                   "seed": run.seed, "suite_dir": str(self.suite)}
         if run.agent_options:
             config["agent_options"] = run.agent_options
+        if run.skills is not None:
+            config["skills"] = list(run.skills)
+        if run.user:
+            config["user"] = run.user
         model = model_facts(run.agent, run.agent_options)
         if model is not None:
             config["model"] = model
@@ -127,6 +132,9 @@ def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:
     name = bench_name(spec, suite)
     notify = progress or (lambda event, payload: None)
     check_items(suite.items, spec.run.judge, spec.run.judge_options)
+    if spec.run.skills is not None:  # an unknown skill name is one line, before any trial
+        for scenario in sorted({item["scenario"] for item in suite.items}):
+            task_skills(scenario, spec.run.skills)
     with open_bench_store(spec.run.out) as store:
         store.lease("bench", name)  # a second writer of this name is refused in one line
         store.open_bench(name, suite.name, suite.fingerprint,

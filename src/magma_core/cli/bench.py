@@ -12,7 +12,13 @@ from magma_core.cli.config_file import add_config_option
 from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
-from magma_core.cli.run import non_negative_int, positive_int, run_name
+from magma_core.cli.run import (
+    add_skills_option,
+    add_user_option,
+    non_negative_int,
+    positive_int,
+    run_name,
+)
 from magma_core.cli.video import VIDEO_CHOICES
 
 
@@ -54,6 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
     add_agent_options(p)
     add_config_option(p)
+    add_user_option(p, "trial")
+    add_skills_option(p)
     add_ray_option(p)
     p.set_defaults(func=run_command)
     p = bench.add_parser("report", help="metrics of benchmark runs: tables, --html, --json")
@@ -105,7 +113,8 @@ def run_command(args: Any) -> int:
                      slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
                      ray=ray_cluster_from(args, actors=args.workers),
                      name=args.name, backend=args.backend,
-                     agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args))
+                     agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args),
+                     skills=tuple(args.skills) if args.skills else None, user=args.user)
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")

@@ -20,6 +20,7 @@ from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import ray_cluster_from
 from magma_core.cli.run import (
     add_skills_option,
+    add_user_option,
     non_negative_float,
     non_negative_int,
     positive_float,
@@ -65,9 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="seconds for each request to an openai or http coach (120 / 360)")
     add_agent_options(parser)
     add_config_option(parser)
-    parser.add_argument("--user", default=None, metavar="SPEC",
-                        help="a simulated user puts each tree's instructions in its words (seeded by the "
-                        "tree's seed): builtin (no model) or openai:MODEL[@BASE_URL]")
+    add_user_option(parser, "tree")
     parser.add_argument("--concurrency", type=positive_int, default=None,
                         help="agent requests in flight at most (default: one per slot)")
     parser.add_argument("--batch-window", type=non_negative_float, default=0.0, metavar="SECONDS",

@@ -117,9 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_agent_options(parser)
     add_config_option(parser)
-    parser.add_argument("--user", default=None, metavar="SPEC",
-                        help="a simulated user puts each episode's instructions in its words (seeded by "
-                        "the episode's seed): builtin (no model) or openai:MODEL[@BASE_URL]")
+    add_user_option(parser, "episode")
     parser.add_argument(
         "--videos", choices=VIDEO_CHOICES, default=None,
         help="also write an mp4 per episode (all, or failures) to OUT/videos/NAME/",
@@ -144,6 +142,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_skills_option(parser)
     add_ray_option(parser)
     parser.set_defaults(func=run)
+
+
+def add_user_option(parser: argparse.ArgumentParser, unit: str) -> None:
+    """``--user SPEC``: a simulated user puts each ``unit``'s instructions in its words."""
+    parser.add_argument("--user", default=None, metavar="SPEC",
+                        help=f"a simulated user puts each {unit}'s instructions in its words (seeded by "
+                        f"the {unit}'s seed): builtin (no model) or openai:MODEL[@BASE_URL]")
 
 
 def add_skills_option(parser: argparse.ArgumentParser) -> None:
