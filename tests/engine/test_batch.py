@@ -249,3 +249,26 @@ def test_unreachable_pose_is_a_planner_error(world) -> None:
     assert out.calls[0].failure_flag is ToolErrorFlag.PLANNER_ERROR
     assert out.calls[0].attempts == 1 + MAX_PLANNER_RETRIES
     assert "unreachable" in out.calls[0].message
+
+
+def test_a_materialised_error_override_imposes_the_errors_and_every_step_describes_them(world) -> None:
+    stage = PlaceCubeStage(errors=[GripperJam()], min_errors=0, max_errors=0)  # a draw picks none
+    stage.active_error_arguments_override = {"GripperJam": {}}
+    run = world(make_task([stage]))
+    call = run.executor.submit({0: PICK})[0].calls[0]
+    assert not call.ok and call.message == "The gripper jammed." and call.injected
+    record = run.executor.record(0)
+    assert record.stages[0].active_errors == {"GripperJam": {"jams": 1}}
+    assert record.steps[0].error_descriptions == ["the gripper may jam"]
+    assert stage.active_error_arguments_override == {"GripperJam": {}}  # a copy was used
+    spent = PlaceCubeStage(errors=[GripperJam()])
+    spent.active_error_arguments_override = {"GripperJam": {"jams": 1}}  # its one jam is spent
+    assert world(make_task([spent])).executor.submit({0: PICK})[0].calls[0].ok
+
+
+def test_an_override_must_name_every_possible_error() -> None:
+    stage = PlaceCubeStage(errors=[GripperJam(), SlipAfterPick()])
+    stage.active_error_arguments_override = {"GripperJam": {}}
+    with pytest.raises(TypeError, match=r"must name every possible error exactly \(possible: "
+                       r"\['GripperJam', 'SlipAfterPick'\], given: \['GripperJam'\]\)"):
+        stage.validate()

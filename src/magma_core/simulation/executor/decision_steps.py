@@ -359,6 +359,7 @@ def conclude(
             timings=dict(step.timings),
             judge=step.judge,
             notes=list(step.notes),
+            error_descriptions=list(stage_record.error_descriptions),
         )
     )
     outcome = StepOutcome(

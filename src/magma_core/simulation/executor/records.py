@@ -195,6 +195,7 @@ class StepRecord:
     timings: dict[str, float]
     judge: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    error_descriptions: list[str] = field(default_factory=list)  # the stage's active errors
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable(self.__dict__)

@@ -203,7 +203,8 @@ def judge_answer(
 
 
 def sample_stage_errors(ctx: EngineContext, state: SlotState, raw_obs: dict[str, Any]) -> None:
-    """Draw the current stage's active errors with the slot's RNG and bind their arguments.
+    """Draw the current stage's active errors with the slot's RNG and bind their arguments
+    (or take the stage's ``active_error_arguments_override`` as they are).
 
     ``initialize`` may return None to bind lazily (at the first compatible call).
     """
@@ -213,15 +214,21 @@ def sample_stage_errors(ctx: EngineContext, state: SlotState, raw_obs: dict[str,
     if not params.possible_errors:
         state.active_errors, state.error_args = [], {}
         return
-    chosen = params.sample(state.rng)
-    obs = Observation(
-        selected_robot_name=ctx.robot_names[0],
-        task_attributes=copy.deepcopy(state.attributes),
-        maniskill_obs=raw_obs,
-        add_constants=ctx.task.tools_constant,
-    )
-    state.active_errors = list(chosen)
-    state.error_args = {error.get_name(): error.initialize(obs, state.slot) for error in chosen}
+    override = stage.active_error_arguments_override
+    if override is not None:  # materialised: every possible error, with these arguments
+        state.active_errors = list(params.possible_errors)
+        state.error_args = copy.deepcopy(override)
+    else:
+        chosen = params.sample(state.rng)
+        obs = Observation(
+            selected_robot_name=ctx.robot_names[0],
+            task_attributes=copy.deepcopy(state.attributes),
+            maniskill_obs=raw_obs,
+            add_constants=ctx.task.tools_constant,
+        )
+        state.active_errors = list(chosen)
+        state.error_args = {error.get_name(): error.initialize(obs, state.slot) for error in chosen}
+    chosen = state.active_errors
     record.active_errors = jsonable(state.error_args)
     record.error_descriptions = [
         text

@@ -46,6 +46,10 @@ class BaseTaskStage:
 
     target_tool_calls: int | None
     max_tool_calls: int | None
+    #: Materialised error arguments (``{error name: its arguments}``, one entry per possible
+    #: error): when set, the stage's errors are these instead of a draw (a replay imposes an
+    #: episode's errors exactly). None: drawn with the slot's RNG.
+    active_error_arguments_override: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -185,6 +189,13 @@ class BaseTaskStage:
             duplicates = sorted({n for n in names if names.count(n) > 1})
             if duplicates:
                 yield f"error names must be unique within a stage, duplicated: {duplicates}"
+            override = self.active_error_arguments_override
+            if override is not None:
+                if not isinstance(override, dict):
+                    yield "active_error_arguments_override must be a dict {error name: arguments}"
+                elif set(override) != set(names):
+                    yield ("active_error_arguments_override must name every possible error exactly "
+                           f"(possible: {sorted(names)}, given: {sorted(map(str, override))})")
         bounds = (ep.min_active_errors, ep.max_active_errors)
         if not all(type(b) is int and b >= 0 for b in bounds):
             yield f"min/max_active_errors must be ints >= 0, got {bounds}"
