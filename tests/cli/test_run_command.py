@@ -143,6 +143,8 @@ def test_scenarios_list_and_show(workdir):
     show = magma("scenarios", "show", "cube", cwd=workdir)
     assert show.returncode == 0
     assert "cube.MovedCube" in show.stdout and "MagmaCube-v1" in show.stdout
+    kitchen = magma("scenarios", "show", "kitchen", cwd=workdir)  # its suite, by the name compile takes
+    assert kitchen.returncode == 0 and "suites:\n  kitchen  ->" in kitchen.stdout
 
 
 def test_module_entry_matches_console_script():

@@ -35,8 +35,9 @@ def _price(text: str) -> float:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("bench", help="benchmark an agent: compile a suite, run it, report")
     bench = parser.add_subparsers(dest="bench_command", metavar="STEP", parser_class=type(parser))
-    p = bench.add_parser("compile", help="freeze a suite spec (YAML, or smoke/sorting) into a folder")
-    p.add_argument("spec", help="suite spec YAML, or a built-in suite name (smoke, sorting)")
+    p = bench.add_parser("compile", help="freeze a suite spec (YAML, or a shipped suite's name) into a folder")
+    p.add_argument("spec", help="suite spec YAML, or the name of a suite a scenario ships (smoke, sorting, "
+                   "kitchen, warehouse, buttons, ...: magma scenarios show NAME lists them)")
     p.add_argument("--out", type=Path, required=True, help="the new suite folder")
     accept_ctor_args(p)
     p.set_defaults(func=compile_command)

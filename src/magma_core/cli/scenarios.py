@@ -45,10 +45,10 @@ def _show(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     console = Console()
     console.print(f"[bold]{m.id}[/bold]")
-    for kind in ("presets", "definitions", "skills", "environments"):
+    for kind in ("presets", "definitions", "skills", "suites", "environments"):
         mapping = getattr(m, kind)
         console.print(f"{kind}:" + ("" if mapping else " none"))
         for name, target in sorted(mapping.items()):
-            shown = f"{m.id}.{name}" if kind != "environments" else name
+            shown = name if kind in ("environments", "suites") else f"{m.id}.{name}"  # suites: bench compile NAME
             console.print(f"  {shown}  ->  {target}")
     return 0
