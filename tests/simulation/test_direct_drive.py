@@ -89,3 +89,16 @@ def test_other_controllers_take_maniskills_path():
         assert not torch.equal(batch.get_state()["articulations"]["panda"], before)
     finally:
         batch.close()
+
+
+def test_a_world_with_its_own_action_step_keeps_it(batch1, monkeypatch):
+    from magma_core.simulation.envs.direct_drive import DirectDrive
+
+    env = batch1.envs[0]
+
+    class OwnStep(type(env)):
+        def _step_action(self, action):
+            return super()._step_action(action)
+
+    monkeypatch.setattr(env, "__class__", OwnStep)
+    assert DirectDrive.build(env) is None

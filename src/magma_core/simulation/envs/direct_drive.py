@@ -12,7 +12,7 @@ receives the same float32 targets in the same order, so worlds are bit-identical
 wrapped path (``benchmarks/record_baseline.py`` compares every preset's world digests).
 
 What counts as plain (else :meth:`DirectDrive.build` returns None and the wrapped path runs):
-an agent (or a ``MultiAgent`` of agents) with ManiSkill's own ``set_action`` and
+a world that keeps ManiSkill's ``_step_action``, and an agent (or a ``MultiAgent`` of agents) with ManiSkill's own ``set_action`` and
 ``before_simulation_step``, whose controller is a ``CombinedController`` of
 ``PDJointPosController``\\ s (mimic ones included) without delta targets or interpolation.
 Un-normalised ones take the action as their targets; the others (the gripper's mimic
@@ -36,6 +36,7 @@ from mani_skill.agents.controllers.pd_joint_pos import (
     PDJointPosMimicController,
 )
 from mani_skill.agents.multi_agent import MultiAgent
+from mani_skill.envs.sapien_env import BaseEnv
 
 #: Distinct actions remembered per memoised controller (gripper commands are a handful).
 MEMO_SIZE = 64
@@ -112,6 +113,8 @@ class DirectDrive:
     def build(cls, env: Any) -> DirectDrive | None:
         """The direct path for ``env``'s current agent, or None where it does not apply."""
         if getattr(env, "gpu_sim_enabled", False) or env.num_envs != 1:
+            return None
+        if type(env)._step_action is not BaseEnv._step_action:  # a world with its own step
             return None
         agent = env.agent
         if isinstance(agent, MultiAgent):
