@@ -6,7 +6,10 @@ share of the engine's time (inclusive times of the functions named; parts can ne
 PhysX within control steps): tool preparation, IK, control steps (controller actions +
 PhysX substeps), PhysX alone, observations, state reads/writes, verification, records
 (world states), views. Then the motion path's shares (PhysX / control steps / motion), the
-figures the issue targets (PhysX >= 70% of motion time). Prints figures only.
+figures the issue targets (PhysX >= 70% of motion time). cProfile inflates every Python
+call, so the same episodes then run without it, timed by plain wall clocks around
+``MotionRunner.run`` and each env's ``scene.step`` (PhysX substeps), and the unprofiled share is
+printed too. Prints figures only.
 
     .venv/bin/python benchmarks/decision_profile.py [--episodes 10] [--slots 1]
 """
@@ -85,6 +88,7 @@ def main() -> None:
         engine_episode(executor, 100 + k, args.slots)
     profile.disable()
     wall = time.perf_counter() - started
+    unprofiled = timed_shares(executor, sim, args.episodes, args.slots)
     sim.close()
     stats = pstats.Stats(profile)
     figures = {part: sum(inclusive(stats, s, n) for s, n in pairs) for part, pairs in PARTS.items()}
@@ -98,6 +102,41 @@ def main() -> None:
     motion = figures["motion (MotionRunner.run)"] or 1e-9
     print(f"  PhysX / motion time: {figures['PhysX substeps'] / motion:.1%} (target >= 70%); "
           f"control steps / motion: {figures['control steps (step_physics)'] / motion:.1%}")
+    physx, motion_s, submit_s = unprofiled
+    print(f"  without the profiler: submit {1e3 * submit_s / decisions:.1f} ms per decision, motion "
+          f"{1e3 * motion_s / decisions:.1f} ms, PhysX {1e3 * physx / decisions:.1f} ms; "
+          f"PhysX / motion time: {physx / (motion_s or 1e-9):.1%}")
+
+
+def timed_shares(executor: Executor, sim: SimBatch, episodes: int, slots: int) -> tuple[float, float, float]:
+    """Seconds in PhysX substeps, in ``MotionRunner.run`` and in ``submit`` over ``episodes``
+    unprofiled episodes (wall clocks around the calls; the clocks cost well under 1%)."""
+    from magma_core.simulation.motion.runner import MotionRunner
+
+    spent = {"physx": 0.0, "motion": 0.0, "submit": 0.0}
+
+    def clocked(fn, key):
+        def wrapper(*a, **k):
+            start = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[key] += time.perf_counter() - start
+        return wrapper
+
+    from mani_skill.envs.scene import ManiSkillScene
+
+    originals = MotionRunner.run, ManiSkillScene.step, executor.submit
+    MotionRunner.run = clocked(originals[0], "motion")  # type: ignore[method-assign]
+    ManiSkillScene.step = clocked(originals[1], "physx")  # type: ignore[method-assign]
+    executor.submit = clocked(originals[2], "submit")  # type: ignore[method-assign]
+    try:
+        for k in range(episodes):
+            engine_episode(executor, 100 + k, slots)
+    finally:
+        MotionRunner.run, ManiSkillScene.step = originals[:2]  # type: ignore[method-assign]
+        del executor.submit  # the instance attribute: back to the method
+    return spent["physx"], spent["motion"], spent["submit"]
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from mani_skill.envs.sapien_env import BaseEnv
 from mani_skill.utils.registration import REGISTERED_ENVS
 
 from magma_core.simulation.envs import world_view
+from magma_core.simulation.envs.direct_drive import DirectDrive
 from magma_core.simulation.envs.headless import backend_kwargs
 from magma_core.simulation.envs.world_options import split_world_options
 from magma_core.simulation.state import (
@@ -128,6 +129,8 @@ class SimBatch:
         # whose bodies were only placed, never simulated, is as good as a fresh one).
         self._stepped = [False] * len(self._envs)
         self._handles: dict[tuple[int, str], RobotHandle] = {}
+        # CPU: per env, its agent and its motion path's direct control step (None: not plain)
+        self._drives: dict[int, tuple[Any, DirectDrive | None]] = {}
         self._first_reset(seed)
 
     # -- access ----------------------------------------------------------------------------
@@ -338,9 +341,22 @@ class SimBatch:
             return
         for i in self._slots(slots):
             env = self._envs[i]
-            env._step_action(_row(actions, i))
+            row = _row(actions, i)
+            drive = self._drive(i)
+            if drive is not None and drive.accepts(row):
+                drive.step(row)
+            else:
+                env._step_action(row)
             env._elapsed_steps += 1
             self._stepped[i] = True
+
+    def _drive(self, i: int) -> DirectDrive | None:
+        """Env ``i``'s direct control step (:mod:`.direct_drive`), rebuilt with its scene."""
+        env = self._envs[i]
+        agent, drive = self._drives.get(i, (None, None))
+        if agent is not env.agent:
+            agent, drive = self._drives[i] = (env.agent, DirectDrive.build(env))
+        return drive
 
     def close(self) -> None:
         """Release every env."""
