@@ -13,7 +13,7 @@ from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.run import non_negative_int, positive_int, run_name
-from magma_core.cli.video import VIDEO_CHOICES
+from magma_core.cli.video import VIDEO_CHOICES, add_kind_options, video_kind
 
 
 def _price(text: str) -> float:
@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="decision cap per trial (default: magma run's, 60)")
     p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
+    add_kind_options(p, prefix="video-")
     add_agent_options(p)
     add_config_option(p)
     add_ray_option(p)
@@ -110,7 +111,8 @@ def run_command(args: Any) -> int:
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")
     if args.videos:
-        write_trial_videos(args.out, result.name, args.videos, console)
+        write_trial_videos(args.out, result.name, args.videos, console, args.video_kind,
+                           args.motion_frames)
     print(f"report: magma bench report {result.name} --out {args.out}")
     if result.errors:
         print(f"magma: {result.errors} trial(s) of {result.name} hit a scenario error (status "
@@ -118,33 +120,72 @@ def run_command(args: Any) -> int:
     return 1 if result.given_up or result.errors else 0
 
 
-def write_trial_videos(out: Path, name: str, which: str, console: Any) -> list[Path]:
+def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str = "schematic",
+                       motion_frames: int | None = None) -> list[Path]:
     """An mp4 per stored trial of benchmark run ``name`` (``all``, or ``failures``: those that
-    did not succeed) at ``OUT/videos/bench.NAME/ITEM.tK.mp4``, rendered by ``magma run
-    --videos``' renderer; a trial already rendered is kept."""
+    did not succeed) at ``OUT/videos/bench.NAME/ITEM.tK.mp4``, made by ``magma run
+    --videos``' code (``kind``: see ``cli.video.video_kind``; a rendered trial's world is its
+    item's task); a trial already written is kept."""
     from magma_core.store.bench_store import bench_run_name, open_bench_store, trial_of
-    from magma_core.view.video import VideoError, default_video_path, write_episode_video
+    from magma_core.view.video import MOVE, VideoError, default_video_path, write_episode_video
 
     run = bench_run_name(name)
     with open_bench_store(out, create=False) as store:
         config = (store.get_bench(name) or {}).get("config", {})
         chosen = [s.episode for s in store.episodes(run) if which == "all" or s.status != "success"]
     items, trials = config.get("items", []), config.get("trials", 1)
+    kind = video_kind(kind, console) if chosen else "schematic"
+    cameras, suite_items = None, None
+    if kind == "rendered":
+        from magma_core.view.rendered_video import RunCameras
+
+        cameras = RunCameras()
     written = []
-    for episode in chosen:
-        position, k = trial_of(episode, trials)
-        item_id = items[position]["item_id"] if position < len(items) else f"episode-{episode}"
-        path = default_video_path(out, run, episode).with_name(f"{item_id}.t{k}.mp4")
-        if path.exists():
-            continue
-        try:
-            write_episode_video(out, run, episode, path)
-        except (VideoError, OSError) as exc:
-            console.print(f"[yellow]no video for {item_id} trial {k}: {exc}[/yellow]")
-            continue
-        console.print(f"video: {path}")
-        written.append(path)
+    try:
+        for episode in chosen:
+            position, k = trial_of(episode, trials)
+            item_id = items[position]["item_id"] if position < len(items) else f"episode-{episode}"
+            path = default_video_path(out, run, episode).with_name(f"{item_id}.t{k}.mp4")
+            if path.exists():
+                continue
+            try:
+                world = None
+                if cameras is not None:
+                    suite_items = suite_items or _suite_items(config)
+                    world = _item_world(suite_items, position)
+                write_episode_video(out, run, episode, path, kind=kind, cameras=cameras,
+                                    world=world,
+                                    motion_frames=MOVE if motion_frames is None else motion_frames)
+            except (VideoError, OSError) as exc:
+                console.print(f"[yellow]no video for {item_id} trial {k}: {exc}[/yellow]")
+                continue
+            console.print(f"video: {path}")
+            written.append(path)
+    finally:
+        if cameras is not None:
+            cameras.close()
     return written
+
+
+def _suite_items(config: dict[str, Any]) -> list[dict[str, Any]]:
+    from magma_core.bench.suite import load_suite
+    from magma_core.view.video import VideoError
+
+    try:
+        return list(load_suite(config.get("suite_dir", "")).items)
+    except Exception as exc:  # the suite folder moved or is gone
+        raise VideoError(f"cannot read the suite to render its trials: {exc}") from None
+
+
+def _item_world(items: list[dict[str, Any]], position: int) -> tuple[str, dict, dict]:
+    from magma_core.bench.task_spec import task_from_spec
+    from magma_core.view.rendered_video import world_of_task
+    from magma_core.view.video import VideoError
+
+    try:
+        return world_of_task(task_from_spec(items[position]["task"]))
+    except (IndexError, KeyError, TypeError, ValueError) as exc:
+        raise VideoError(f"cannot rebuild trial {position}'s world: {exc}") from None
 
 
 def report_command(args: Any) -> int:

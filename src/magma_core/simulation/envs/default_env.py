@@ -166,7 +166,9 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
 
     @property
     def _default_human_render_camera_configs(self) -> CameraConfig:
-        pose = sapien_utils.look_at(eye=[0.6, 0.7, 0.6], target=[0.0, 0.0, 0.35])
+        """``render_camera`` (512 x 512 unless configured): where the ``overview`` camera is,
+        for pictures of the whole scene (rendered videos use it)."""
+        pose = sapien_utils.look_at(eye=list(self.overview_eye), target=list(self.overview_target))
         return CameraConfig("render_camera", pose, 512, 512, 1, 0.01, 100)
 
     def _clear(self) -> None:
