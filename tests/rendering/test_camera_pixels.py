@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+
 from .conftest import require_render
 
 pytestmark = [pytest.mark.sim, pytest.mark.render]
