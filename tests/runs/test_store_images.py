@@ -7,7 +7,14 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 
-from magma_core.store import STORE_VERSION, EpisodeRows, EpisodeSummary, RunStore, StoreReader, open_store
+from magma_core.store import (
+    STORE_VERSION,
+    EpisodeRows,
+    EpisodeSummary,
+    RunStore,
+    StoreReader,
+    open_store,
+)
 
 
 def _summary(episode: int) -> EpisodeSummary:

@@ -22,7 +22,7 @@ from magma_core.cli.display import (
 )
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
-from magma_core.cli.video import VIDEO_CHOICES, add_kind_options, render_run_videos
+from magma_core.cli.video import VIDEO_CHOICES, add_kind_options, render_run_videos, require_render
 from magma_core.text_safety import safe_text
 from magma_core.user_error import UserError
 
@@ -126,6 +126,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_kind_options(parser, prefix="video-")
     parser.add_argument(
+        "--observe", action="append", choices=("images",), default=None,
+        help="what the agent sees besides text: images puts the world's camera images after "
+        "each decision into its input (image parts for openai: agents; needs a render device: "
+        "make render); stored with the episode and exported with it",
+    )
+    parser.add_argument(
         "--concurrency", type=positive_int, default=None,
         help="agent requests in flight at most (default: one per slot)",
     )
@@ -185,6 +191,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         ray=ray_cluster_from(args, actors=args.workers),
         target_args=dict(getattr(args, "ctor_args", {})),
         user=args.user,
+        observe=tuple(args.observe or ()),
     )
 
 
@@ -223,6 +230,8 @@ def run(args: argparse.Namespace) -> int:
     from magma_core.runs import run as run_spec
 
     console = make_console()
+    if args.observe:
+        require_render("--observe images")
     display = _Display(console, args.out)
     try:
         result = run_spec(spec_from_args(args), display.on_event)

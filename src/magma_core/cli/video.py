@@ -27,6 +27,16 @@ def add_kind_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
                         "of a decision's frames hold its state")
 
 
+def require_render(feature: str) -> None:
+    """A user error with the one-line reason when ``feature`` needs a render device and this
+    machine has none."""
+    from magma_core.simulation.envs.cameras import render_unavailable
+
+    reason = render_unavailable()
+    if reason is not None:
+        raise UserError(f"{feature} needs rendering: {reason}")
+
+
 def video_kind(kind: str, console: Any = None) -> str:
     """The kind of video to make: ``auto`` is ``rendered`` where a render device is, else
     ``schematic`` (saying why, on ``console``); ``rendered`` without a device is a user error

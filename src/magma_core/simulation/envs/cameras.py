@@ -11,13 +11,11 @@ Rendering is optional and costs time (a first frame takes seconds per process, t
 * :func:`default_cameras` are the cameras every ``DefaultEnv`` world declares the ManiSkill
   way (``_default_sensor_configs``): a fixed ``overview`` of the table and, on a single Panda,
   a ``wrist`` camera on its hand. No assets are downloaded.
-* :func:`camera_images` renders them for one env row (uint8 ``H x W x 3`` arrays);
-  :func:`encode_png` compresses one for the store and for agents.
+* :func:`camera_images` renders them for one env row (uint8 ``H x W x 3`` arrays).
 """
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import warnings
@@ -36,7 +34,6 @@ __all__ = [
     "WRIST",
     "camera_images",
     "default_cameras",
-    "encode_png",
     "render_backend",
     "render_unavailable",
     "reset_probe",
@@ -134,13 +131,3 @@ def camera_images(env: Any, row: int = 0, names: Sequence[str] | None = None) ->
         image = rgb[row] if rgb.dim() == 4 else rgb
         out[name] = image[..., :3].detach().cpu().numpy().astype(np.uint8)
     return out
-
-
-def encode_png(image: np.ndarray) -> bytes:
-    """``image`` (uint8 ``H x W x 3``) as PNG bytes (lossless, compressed)."""
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(image)).save(buffer, format="PNG", optimize=False,
-                                                     compress_level=6)
-    return buffer.getvalue()

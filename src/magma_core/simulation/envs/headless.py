@@ -17,6 +17,8 @@ from typing import Any
 import sapien.pysapien
 import sapien.render
 
+from magma_core.simulation.envs.cameras import render_backend, render_unavailable
+
 __all__ = ["backend_kwargs", "ensure_headless", "has_render_device", "is_patched"]
 
 _PATCHED = False
@@ -76,8 +78,6 @@ def backend_kwargs(gpu: bool = False, render: bool = False) -> dict[str, str]:
     nothing pays nothing for cameras, even on a machine that could render. Without a render
     device the ``RenderMaterial`` stand-in is installed.
     """
-    from magma_core.simulation.envs.cameras import render_backend, render_unavailable
-
     ensure_headless()
     kwargs = {"sim_backend": "physx_cuda" if gpu else "physx_cpu", "render_backend": "none"}
     if render and render_unavailable() is None:

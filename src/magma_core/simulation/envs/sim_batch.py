@@ -22,6 +22,7 @@ from mani_skill.envs.sapien_env import BaseEnv
 from mani_skill.utils.registration import REGISTERED_ENVS
 
 from magma_core.simulation.envs import world_view
+from magma_core.simulation.envs.cameras import camera_images, render_unavailable
 from magma_core.simulation.envs.headless import backend_kwargs
 from magma_core.simulation.envs.world_options import split_world_options
 from magma_core.simulation.state import (
@@ -111,6 +112,8 @@ class SimBatch:
         self.env_id = env_id
         self.num_slots = num_slots
         self.backend = backend
+        if render and render_unavailable() is not None:
+            raise ValueError(f"cannot render: {render_unavailable()}")
         options, moved = split_world_options(env_id, env_options or {})
         self.reset_options: dict[str, Any] = {**moved, **dict(reset_options or {})}
         options.setdefault("obs_mode", "state_dict")
@@ -201,8 +204,6 @@ class SimBatch:
         env = self._env_of(slot)
         if self.env_options.get("render_backend", "none") == "none":
             return {}
-        from magma_core.simulation.envs.cameras import camera_images
-
         return camera_images(env, slot if self.backend == "gpu" else 0, names)
 
     # -- state -----------------------------------------------------------------------------
