@@ -82,6 +82,8 @@ class BenchSpec:
                   "seed": run.seed, "suite_dir": str(self.suite)}
         if run.agent_options:
             config["agent_options"] = run.agent_options
+        if run.observe:
+            config["observe"] = list(run.observe)
         model = model_facts(run.agent, run.agent_options)
         if model is not None:
             config["model"] = model

@@ -53,6 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
     add_kind_options(p, prefix="video-")
+    p.add_argument("--observe", action="append", choices=("images",), default=None,
+                   help="images: each trial's agent also gets the world's camera images after each "
+                   "decision (needs a render device: make render)")
     add_agent_options(p)
     add_config_option(p)
     add_ray_option(p)
@@ -106,7 +109,12 @@ def run_command(args: Any) -> int:
                      slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
                      ray=ray_cluster_from(args, actors=args.workers),
                      name=args.name, backend=args.backend,
-                     agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args))
+                     agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args),
+                     observe=tuple(args.observe or ()))
+    if args.observe:
+        from magma_core.cli.video import require_render
+
+        require_render("--observe images")
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")
