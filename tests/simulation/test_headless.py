@@ -35,12 +35,12 @@ def test_never_applied_when_a_render_device_exists(monkeypatch):
 
 
 def test_render_backend_only_when_asked_and_available(monkeypatch):
-    from magma_core.simulation.envs import cameras, headless
+    from magma_core.simulation.envs import headless
 
-    monkeypatch.setattr(cameras, "render_unavailable", lambda: None)
+    monkeypatch.setattr(headless, "render_unavailable", lambda: None)
     assert headless.backend_kwargs(render=True)["render_backend"] == "cpu"
     assert headless.backend_kwargs(gpu=True, render=True)["render_backend"] == "gpu"
-    monkeypatch.setattr(cameras, "render_unavailable", lambda: "no render device")
+    monkeypatch.setattr(headless, "render_unavailable", lambda: "no render device")
     assert headless.backend_kwargs(render=True)["render_backend"] == "none"
 
 
