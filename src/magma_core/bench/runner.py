@@ -82,12 +82,10 @@ class BenchSpec:
                   "seed": run.seed, "suite_dir": str(self.suite)}
         if run.agent_options:
             config["agent_options"] = run.agent_options
-        if run.observe:
-            config["observe"] = list(run.observe)
         model = model_facts(run.agent, run.agent_options)
         if model is not None:
             config["model"] = model
-        return config
+        return config | observed(run)
 
 
 @dataclass
@@ -103,6 +101,11 @@ class BenchResult:
     elapsed_s: float = 0.0
     failures: list[str] = field(default_factory=list)  # one line per lost attempt
     errors: int = 0  # stored trials that hit a scenario error (status error)
+
+
+def observed(run: RunSpec) -> dict[str, Any]:
+    """``{"observe": [...]}`` when the trials' agent observes more than text, else ``{}``."""
+    return {"observe": list(run.observe)} if run.observe else {}
 
 
 def item_facts(item: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.run import non_negative_int, positive_int, run_name
-from magma_core.cli.video import VIDEO_CHOICES, add_kind_options, video_kind
+from magma_core.cli.video import VIDEO_CHOICES
 
 
 def _price(text: str) -> float:
@@ -52,10 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="decision cap per trial (default: magma run's, 60)")
     p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
-    add_kind_options(p, prefix="video-")
-    p.add_argument("--observe", action="append", choices=("images",), default=None,
-                   help="images: each trial's agent also gets the world's camera images after each "
-                   "decision (needs a render device: make render)")
+    add_camera_options(p)
     add_agent_options(p)
     add_config_option(p)
     add_ray_option(p)
@@ -109,12 +106,8 @@ def run_command(args: Any) -> int:
                      slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
                      ray=ray_cluster_from(args, actors=args.workers),
                      name=args.name, backend=args.backend,
-                     agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args),
-                     observe=tuple(args.observe or ()))
-    if args.observe:
-        from magma_core.cli.video import require_render
-
-        require_render("--observe images")
+                     agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args))
+    spec = with_observe(spec, args)
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")
@@ -126,6 +119,30 @@ def run_command(args: Any) -> int:
         print(f"magma: {result.errors} trial(s) of {result.name} hit a scenario error (status "
               "error); the report's statuses and each trial's record say where", file=sys.stderr)
     return 1 if result.given_up or result.errors else 0
+
+
+def add_camera_options(p: argparse.ArgumentParser) -> None:
+    """``--video-kind``, ``--motion-frames`` and ``--observe`` of ``magma bench run``."""
+    from magma_core.cli.video import add_kind_options
+
+    add_kind_options(p, prefix="video-")
+    p.add_argument("--observe", action="append", choices=("images",), default=None,
+                   help="images: each trial's agent also gets the world's camera images after each "
+                   "decision (needs a render device: make render)")
+
+
+def with_observe(spec: Any, args: Any) -> Any:
+    """``spec`` with the trials' ``--observe`` (refused in one line when nothing can render)."""
+    if not args.observe:
+        return spec
+    import dataclasses
+
+    from magma_core.bench.runner import BenchSpec
+    from magma_core.cli.video import require_render
+
+    require_render("--observe images")
+    return BenchSpec(spec.suite, spec.trials,
+                     run=dataclasses.replace(spec.run, observe=tuple(args.observe)))
 
 
 def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str = "schematic",
@@ -142,6 +159,8 @@ def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str
         config = (store.get_bench(name) or {}).get("config", {})
         chosen = [s.episode for s in store.episodes(run) if which == "all" or s.status != "success"]
     items, trials = config.get("items", []), config.get("trials", 1)
+    from magma_core.cli.video import video_kind
+
     kind = video_kind(kind, console) if chosen else "schematic"
     cameras, suite_items = None, None
     if kind == "rendered":
