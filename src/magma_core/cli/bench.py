@@ -104,10 +104,9 @@ def run_command(args: Any) -> int:
     limits = LoopLimits() if args.max_decisions is None else LoopLimits(max_decisions=args.max_decisions)
     spec = BenchSpec(args.suite, limits=limits, agent=args.agent, judge=args.judge, trials=args.trials,
                      slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
-                     ray=ray_cluster_from(args, actors=args.workers),
+                     ray=ray_cluster_from(args, actors=args.workers), observe=observe_of(args),
                      name=args.name, backend=args.backend,
                      agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args))
-    spec = with_observe(spec, args)
     result = run_bench(spec, progress)
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")
@@ -131,18 +130,14 @@ def add_camera_options(p: argparse.ArgumentParser) -> None:
                    "decision (needs a render device: make render)")
 
 
-def with_observe(spec: Any, args: Any) -> Any:
-    """``spec`` with the trials' ``--observe`` (refused in one line when nothing can render)."""
+def observe_of(args: Any) -> tuple[str, ...]:
+    """The trials' ``--observe`` (refused in one line when nothing can render here)."""
     if not args.observe:
-        return spec
-    import dataclasses
-
-    from magma_core.bench.runner import BenchSpec
+        return ()
     from magma_core.cli.video import require_render
 
     require_render("--observe images")
-    return BenchSpec(spec.suite, spec.trials,
-                     run=dataclasses.replace(spec.run, observe=tuple(args.observe)))
+    return tuple(args.observe)
 
 
 def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str = "schematic",
