@@ -77,8 +77,7 @@ class Executor:
             question, answer) -> Verdict``). Required when the task has such stages.
         backend: simulator backend, ``"auto"``, ``"cpu"`` or ``"gpu"``.
         env_options: ``gym.make`` options over the task's own ``env_options``.
-        render: build the simulator with its cameras, so that :meth:`camera_images` renders
-            (when a render device is there); off by default, costing nothing.
+        render: build the simulator with cameras for :meth:`camera_images` (default off: free).
         sim: an already-built ``Simulator`` to run on (a ``SimBatch``, or a stand-in).
         motion: the motion driver (default: the simulation layer's, on ``sim``).
         skills: run with skills (``BaseSkill`` classes; ``[]``: the plain tools as one-call
@@ -272,8 +271,7 @@ class Executor:
         return dataclasses.replace(self._ctx, task=task, stages=stages)
 
     def camera_images(self, slot: int) -> dict[str, Any]:
-        """Camera name → RGB image (uint8 ``H x W x 3``) of ``slot``'s world now; ``{}`` when
-        the simulator was built without ``render`` or cannot render."""
+        """Camera name → RGB image (uint8 ``H x W x 3``) of ``slot`` now; ``{}`` without ``render``."""
         images = getattr(self._ctx.sim, "camera_images", None)
         return dict(images(slot)) if callable(images) else {}
 
