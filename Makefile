@@ -13,7 +13,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: test-rl venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots
+.PHONY: test-rl venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -49,6 +49,34 @@ chromium:
 		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) \
 		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
 	fi
+
+# Rendering on the CPU (opt-in): SAPIEN refuses Debian 12's own Mesa (22.3.6: its lavapipe lacks
+# descriptorBindingPartiallyBound), so the software Vulkan driver comes from Debian's
+# bookworm-backports suite (Mesa 25.0.7) with the Vulkan loader. Installed as root, as
+# `make chromium` installs the browser; elsewhere it says what to run. Without a render
+# device every rendering feature says so in one line and its tests skip (docs/guides/rendering.md).
+BACKPORTS_LIST := /etc/apt/sources.list.d/bookworm-backports.list
+render:
+	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "make render: needs root and apt-get (Debian 12): see docs/guides/rendering.md"; exit 1; \
+	fi
+	@if grep -q bookworm /etc/os-release && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then \
+		echo "deb http://deb.debian.org/debian bookworm-backports main" > $(BACKPORTS_LIST); \
+	fi
+	apt-get update -q
+	@if grep -q bookworm /etc/os-release; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -t bookworm-backports mesa-vulkan-drivers libvulkan1; \
+	else \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends mesa-vulkan-drivers libvulkan1; \
+	fi
+	@$(if $(wildcard $(BIN)/python),$(BIN)/python -c "from magma_core.simulation.envs.cameras import render_unavailable as r; print('render device:', r() or 'ready')",true)
+
+# The rendering tests and the rendering benchmark (they skip, or say why, without a render device).
+test-render: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:randomly -m render tests
+
+bench-render: $(STAMP)
+	$(BIN)/python benchmarks/render.py
 
 test: $(STAMP) lint chromium
 	$(BIN)/python -m pytest -n 2 -q

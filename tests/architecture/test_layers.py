@@ -92,6 +92,12 @@ DEFERRED = {
         "the simulator is imported only when an executor builds its own SimBatch",
     ("magma_core.simulation.executor.motion", "magma_core.simulation.motion"):
         "the simulator is imported only when the engine drives a real SimBatch",
+    ("magma_core.view.video", "magma_core.view.rendered_video"):
+        "rendered videos import the simulator; schematic ones (and the viewer) never do",
+    ("magma_core.view.rendered_video", "magma_core.simulation.envs"):
+        "the simulator is imported only when a video is rendered through a camera",
+    ("magma_core.view.rendered_video", "magma_core.runs"):
+        "a stored run's world is rebuilt (its task loaded) only to render it",
     ("magma_core.simulation.executor.snapshots", "magma_core.simulation.envs"):
         "the simulator is imported only when a stored snapshot of a real SimBatch is loaded",
 }

@@ -68,7 +68,7 @@ def runs(model_server, tmp_path_factory):
     compile_suite(spec, folder / "suite")
     out = folder / "runs"
     for name in ("talker", "garbler"):
-        videos = ["--videos", "failures"] if name == "talker" else []
+        videos = ["--videos", "failures", "--video-kind", "schematic"] if name == "talker" else []
         assert main(["bench", "run", str(folder / "suite"), "--agent", f"openai:{name}@{model_server}",
                      "--trials", "2", "--out", str(out), "--name", name, *videos]) == 0
     return folder, out

@@ -62,7 +62,7 @@ def test_a_failed_video_leaves_the_target_untouched(viewer_store, tmp_path):
 def test_runs_video_command(viewer_store, tmp_path, capsys):
     output = tmp_path / "machine.mp4"
     code = main(["runs", "video", "machine", "--episode", "0", "--out", str(viewer_store),
-                 "--output", str(output)])
+                 "--output", str(output), "--kind", "schematic"])
     assert code == 0 and capsys.readouterr().out.strip() == f"wrote {output}"
     assert probe_frames(output)[1] == (WIDTH, HEIGHT)
     for argv, message in (
@@ -78,11 +78,11 @@ def test_runs_video_command(viewer_store, tmp_path, capsys):
 
 def test_run_with_videos_for_failures_only(tmp_path, capsys):
     code = main(["run", "cube.PickPlace", "--episodes", "1", "--out", str(tmp_path), "--name", "pp",
-                 "--videos", "failures"])
+                 "--videos", "failures", "--video-kind", "schematic"])
     assert code == 0
     assert not default_video_path(tmp_path, "pp", 0).exists()  # it succeeded
     code = main(["run", "cube.PickPlace", "--episodes", "1", "--out", str(tmp_path), "--name", "pp",
-                 "--videos", "all"])
+                 "--videos", "all", "--video-kind", "schematic"])
     assert code == 0
     video = default_video_path(tmp_path, "pp", 0)
     assert video == Path(tmp_path) / "videos" / "pp" / "episode-0.mp4"

@@ -54,6 +54,7 @@ from magma_core.agents.chat_prompt import (
     tool_schemas,
     turn_messages,
 )
+from magma_core.agents.image_parts import with_image_parts
 from magma_core.agents.stage_decoding import (
     callable_tools,
     constrained_message,
@@ -308,7 +309,9 @@ class OpenAIChatAgent(CandidateAgent):
         if constrained:
             system["content"] += "\n" + tools_prompt(schemas, may_answer)
         try:
-            messages = self.prompt_messages(system, history, turn, agent_input, schemas)
+            messages = self.prompt_messages(system, history,
+                                            with_image_parts(turn, agent_input.extra_keys),
+                                            agent_input, schemas)
         except ReplyError as exc:  # a prompt template that cannot render this input
             return self._fail(exc.code, exc.message, memory, [])
         step: dict[str, Any] = {

@@ -90,7 +90,7 @@ class BenchSpec:
         model = model_facts(run.agent, run.agent_options)
         if model is not None:
             config["model"] = model
-        return config
+        return config | observed(run)
 
 
 @dataclass
@@ -106,6 +106,11 @@ class BenchResult:
     elapsed_s: float = 0.0
     failures: list[str] = field(default_factory=list)  # one line per lost attempt
     errors: int = 0  # stored trials that hit a scenario error (status error)
+
+
+def observed(run: RunSpec) -> dict[str, Any]:
+    """``{"observe": [...]}`` when the trials' agent observes more than text, else ``{}``."""
+    return {"observe": list(run.observe)} if run.observe else {}
 
 
 def item_facts(item: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="decision cap per trial (default: magma run's, 60)")
     p.add_argument("--videos", choices=VIDEO_CHOICES, default=None,
                    help="also write an mp4 per trial (all, or failures) to OUT/videos/bench.NAME/")
+    add_camera_options(p)
     add_agent_options(p)
     add_config_option(p)
     add_user_option(p, "trial")
@@ -112,7 +113,7 @@ def run_command(args: Any) -> int:
     limits = LoopLimits() if args.max_decisions is None else LoopLimits(max_decisions=args.max_decisions)
     spec = BenchSpec(args.suite, limits=limits, agent=args.agent, judge=args.judge, trials=args.trials,
                      slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
-                     ray=ray_cluster_from(args, actors=args.workers),
+                     ray=ray_cluster_from(args, actors=args.workers), observe=observe_of(args),
                      name=args.name, backend=args.backend,
                      agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args),
                      skills=tuple(args.skills) if args.skills else None, user=args.user)
@@ -120,7 +121,8 @@ def run_command(args: Any) -> int:
     print(f"bench run {result.name}: {result.ran} trials run, {result.resumed} resumed, "
           f"{len(result.given_up)} items given up, {result.elapsed_s:.1f}s; store {result.store_path}")
     if args.videos:
-        write_trial_videos(args.out, result.name, args.videos, console)
+        write_trial_videos(args.out, result.name, args.videos, console, args.video_kind,
+                           args.motion_frames)
     print(f"report: magma bench report {result.name} --out {args.out}")
     if result.errors:
         print(f"magma: {result.errors} trial(s) of {result.name} hit a scenario error (status "
@@ -128,33 +130,94 @@ def run_command(args: Any) -> int:
     return 1 if result.given_up or result.errors else 0
 
 
-def write_trial_videos(out: Path, name: str, which: str, console: Any) -> list[Path]:
+def add_camera_options(p: argparse.ArgumentParser) -> None:
+    """``--video-kind``, ``--motion-frames`` and ``--observe`` of ``magma bench run``."""
+    from magma_core.cli.video import add_kind_options
+
+    add_kind_options(p, prefix="video-")
+    p.add_argument("--observe", action="append", choices=("images",), default=None,
+                   help="images: each trial's agent also gets the world's camera images after each "
+                   "decision (needs a render device: make render)")
+
+
+def observe_of(args: Any) -> tuple[str, ...]:
+    """The trials' ``--observe`` (refused in one line when nothing can render here)."""
+    if not args.observe:
+        return ()
+    from magma_core.cli.video import require_render
+
+    require_render("--observe images")
+    return tuple(args.observe)
+
+
+def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str = "schematic",
+                       motion_frames: int | None = None) -> list[Path]:
     """An mp4 per stored trial of benchmark run ``name`` (``all``, or ``failures``: those that
-    did not succeed) at ``OUT/videos/bench.NAME/ITEM.tK.mp4``, rendered by ``magma run
-    --videos``' renderer; a trial already rendered is kept."""
+    did not succeed) at ``OUT/videos/bench.NAME/ITEM.tK.mp4``, made by ``magma run
+    --videos``' code (``kind``: see ``cli.video.video_kind``; a rendered trial's world is its
+    item's task); a trial already written is kept."""
     from magma_core.store.bench_store import bench_run_name, open_bench_store, trial_of
-    from magma_core.view.video import VideoError, default_video_path, write_episode_video
+    from magma_core.view.video import MOVE, VideoError, default_video_path, write_episode_video
 
     run = bench_run_name(name)
     with open_bench_store(out, create=False) as store:
         config = (store.get_bench(name) or {}).get("config", {})
         chosen = [s.episode for s in store.episodes(run) if which == "all" or s.status != "success"]
     items, trials = config.get("items", []), config.get("trials", 1)
+    from magma_core.cli.video import video_kind
+
+    kind = video_kind(kind, console) if chosen else "schematic"
+    cameras, suite_items = None, None
+    if kind == "rendered":
+        from magma_core.view.rendered_video import RunCameras
+
+        cameras = RunCameras()
     written = []
-    for episode in chosen:
-        position, k = trial_of(episode, trials)
-        item_id = items[position]["item_id"] if position < len(items) else f"episode-{episode}"
-        path = default_video_path(out, run, episode).with_name(f"{item_id}.t{k}.mp4")
-        if path.exists():
-            continue
-        try:
-            write_episode_video(out, run, episode, path)
-        except (VideoError, OSError) as exc:
-            console.print(f"[yellow]no video for {item_id} trial {k}: {exc}[/yellow]")
-            continue
-        console.print(f"video: {path}")
-        written.append(path)
+    try:
+        for episode in chosen:
+            position, k = trial_of(episode, trials)
+            item_id = items[position]["item_id"] if position < len(items) else f"episode-{episode}"
+            path = default_video_path(out, run, episode).with_name(f"{item_id}.t{k}.mp4")
+            if path.exists():
+                continue
+            try:
+                world = None
+                if cameras is not None:
+                    suite_items = suite_items or _suite_items(config)
+                    world = _item_world(suite_items, position)
+                write_episode_video(out, run, episode, path, kind=kind, cameras=cameras,
+                                    world=world,
+                                    motion_frames=MOVE if motion_frames is None else motion_frames)
+            except (VideoError, OSError) as exc:
+                console.print(f"[yellow]no video for {item_id} trial {k}: {exc}[/yellow]")
+                continue
+            console.print(f"video: {path}")
+            written.append(path)
+    finally:
+        if cameras is not None:
+            cameras.close()
     return written
+
+
+def _suite_items(config: dict[str, Any]) -> list[dict[str, Any]]:
+    from magma_core.bench.suite import load_suite
+    from magma_core.view.video import VideoError
+
+    try:
+        return list(load_suite(config.get("suite_dir", "")).items)
+    except Exception as exc:  # the suite folder moved or is gone
+        raise VideoError(f"cannot read the suite to render its trials: {exc}") from None
+
+
+def _item_world(items: list[dict[str, Any]], position: int) -> tuple[str, dict, dict]:
+    from magma_core.bench.task_spec import task_from_spec
+    from magma_core.view.rendered_video import world_of_task
+    from magma_core.view.video import VideoError
+
+    try:
+        return world_of_task(task_from_spec(items[position]["task"]))
+    except (IndexError, KeyError, TypeError, ValueError) as exc:
+        raise VideoError(f"cannot rebuild trial {position}'s world: {exc}") from None
 
 
 def report_command(args: Any) -> int:

@@ -22,7 +22,7 @@ from magma_core.cli.display import (
 )
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
-from magma_core.cli.video import VIDEO_CHOICES, render_run_videos
+from magma_core.cli.video import VIDEO_CHOICES, add_kind_options, render_run_videos, require_render
 from magma_core.text_safety import safe_text
 from magma_core.user_error import UserError
 
@@ -122,6 +122,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--videos", choices=VIDEO_CHOICES, default=None,
         help="also write an mp4 per episode (all, or failures) to OUT/videos/NAME/",
     )
+    add_kind_options(parser, prefix="video-")
+    parser.add_argument(
+        "--observe", action="append", choices=("images",), default=None,
+        help="what the agent sees besides text: images puts the world's camera images after "
+        "each decision into its input (image parts for openai: agents; needs a render device: "
+        "make render); stored with the episode and exported with it",
+    )
     parser.add_argument(
         "--concurrency", type=positive_int, default=None,
         help="agent requests in flight at most (default: one per slot)",
@@ -189,6 +196,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         ray=ray_cluster_from(args, actors=args.workers),
         target_args=dict(getattr(args, "ctor_args", {})),
         user=args.user,
+        observe=tuple(args.observe or ()),
     )
 
 
@@ -227,6 +235,8 @@ def run(args: argparse.Namespace) -> int:
     from magma_core.runs import run as run_spec
 
     console = make_console()
+    if args.observe:
+        require_render("--observe images")
     display = _Display(console, args.out)
     try:
         result = run_spec(spec_from_args(args), display.on_event)
@@ -239,7 +249,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(wrap_clauses(totals, console.width), highlight=False)
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
     if args.videos:
-        render_run_videos(args.out, result.name, result.summaries, args.videos, console)
+        render_run_videos(args.out, result.name, result.summaries, args.videos, console,
+                          args.video_kind, args.motion_frames)
     errors = [s.episode for s in result.summaries if s.status == "error"]
     if errors:
         shown = ", ".join(map(str, errors[:10])) + (", ..." if len(errors) > 10 else "")

@@ -11,11 +11,54 @@ from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.user_error import UserError
 
 VIDEO_CHOICES = ("all", "failures")
+KIND_HELP = ("rendered: the world through its camera (needs a render device: make render); "
+             "schematic: the top-down drawing; auto (default): rendered when this machine can")
+
+
+def add_kind_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
+    """``--kind`` and ``--motion-frames`` (``--video-kind`` / ``--motion-frames`` with a
+    ``prefix``) for commands that write videos."""
+    from magma_core.view.video import KINDS, MOVE
+
+    parser.add_argument(f"--{prefix}kind", dest="video_kind", choices=KINDS, default="auto",
+                        help=KIND_HELP)
+    parser.add_argument("--motion-frames", type=int, default=MOVE, metavar="N",
+                        help=f"pictures of the motion between two decisions ({MOVE}); the rest "
+                        "of a decision's frames hold its state")
+
+
+def require_render(feature: str) -> None:
+    """A user error with the one-line reason when ``feature`` needs a render device and this
+    machine has none."""
+    from magma_core.simulation.envs.cameras import render_unavailable
+
+    reason = render_unavailable()
+    if reason is not None:
+        raise UserError(f"{feature} needs rendering: {reason}")
+
+
+def video_kind(kind: str, console: Any = None) -> str:
+    """The kind of video to make: ``auto`` is ``rendered`` where a render device is, else
+    ``schematic`` (saying why, on ``console``); ``rendered`` without a device is a user error
+    with the one-line reason."""
+    if kind == "schematic":
+        return kind
+    from magma_core.simulation.envs.cameras import render_unavailable
+
+    reason = render_unavailable()
+    if reason is None:
+        return "rendered"
+    if kind == "rendered":
+        raise UserError(f"cannot render videos: {reason}")
+    if console is not None:
+        console.print(f"[yellow]schematic videos: {reason}[/yellow]", highlight=False)
+    return "schematic"
 
 
 def add_video_parser(actions: argparse._SubParsersAction) -> None:
     """Register ``video`` under ``magma runs``."""
-    video = actions.add_parser("video", help="render an episode's top-down replay to an mp4")
+    video = actions.add_parser("video", help="an episode's video (mp4): rendered through the world's "
+                               "camera, or its top-down replay")
     video.add_argument("name", help="run name")
     video.add_argument("--episode", type=int, required=True, help="episode index")
     video.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
@@ -23,6 +66,7 @@ def add_video_parser(actions: argparse._SubParsersAction) -> None:
         "--output", type=Path, default=None,
         help="mp4 file to write (default OUT/videos/NAME/episode-K.mp4)",
     )
+    add_kind_options(video)
     video.set_defaults(func=_video)
 
 
@@ -33,8 +77,14 @@ def _video(args: argparse.Namespace) -> int:
         raise UserError(f"no run store at {args.out / 'magma.db'}")
     if args.output is not None and args.output.suffix.lower() != ".mp4":
         raise UserError(f"--output must name an .mp4 file, got {args.output}")
+    if args.motion_frames < 0:
+        raise UserError(f"--motion-frames must be 0 or more, got {args.motion_frames}")
+    from rich.console import Console
+
+    kind = video_kind(args.video_kind, Console(stderr=True))
     try:
-        path = write_episode_video(args.out, args.name, args.episode, args.output)
+        path = write_episode_video(args.out, args.name, args.episode, args.output, kind=kind,
+                                   motion_frames=args.motion_frames)
     except VideoError as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:
@@ -43,15 +93,30 @@ def _video(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_run_videos(folder: Path, run_name: str, summaries: Iterable[Any], which: str, console: Any) -> None:
-    """Videos of a run's episodes (``all``, or ``failures``: those that did not succeed)."""
-    from magma_core.view.video import VideoError, write_episode_video
+def render_run_videos(folder: Path, run_name: str, summaries: Iterable[Any], which: str,
+                      console: Any, kind: str = "schematic", motion_frames: int | None = None) -> None:
+    """Videos of a run's episodes (``all``, or ``failures``: those that did not succeed),
+    ``kind`` as :func:`video_kind` resolves it; the rendering worlds are shared."""
+    from magma_core.view.video import MOVE, VideoError, write_episode_video
 
     chosen = [s.episode for s in summaries if which == "all" or s.status != "success"]
-    for episode in chosen:
-        try:
-            path = write_episode_video(folder, run_name, episode)
-        except (VideoError, OSError) as exc:
-            console.print(f"[yellow]no video for episode {episode}: {exc}[/yellow]")
-            continue
-        console.print(f"video: {path}")
+    if not chosen:
+        return
+    kind = video_kind(kind, console)
+    cameras = None
+    if kind == "rendered":
+        from magma_core.view.rendered_video import RunCameras
+
+        cameras = RunCameras()
+    try:
+        for episode in chosen:
+            try:
+                path = write_episode_video(folder, run_name, episode, kind=kind, cameras=cameras,
+                                           motion_frames=MOVE if motion_frames is None else motion_frames)
+            except (VideoError, OSError) as exc:
+                console.print(f"[yellow]no video for episode {episode}: {exc}[/yellow]")
+                continue
+            console.print(f"video: {path}")
+    finally:
+        if cameras is not None:
+            cameras.close()

@@ -2,7 +2,8 @@
 
 A conversation is ``{"messages": [...], "tools": [...]}``: a system message (the robots and the
 task attributes, as the OpenAI-compatible agent writes it), then per step the input (``user``,
-or ``tool`` results answering the previous assistant's calls) and the assistant's decision
+or ``tool`` results answering the previous assistant's calls; with the camera images a run
+with ``--observe images`` showed, as ``image_url`` content parts) and the assistant's decision
 (``content`` and/or ``tool_calls`` whose ``arguments`` are JSON strings). Tools are the
 function schemas of the tools in the agent input. Tool and attribute orders are shuffled with a
 seed per example, as the predecessor's export does.
@@ -23,6 +24,7 @@ from magma_core.agents.chat_prompt import (
     tool_schemas,
     turn_messages,
 )
+from magma_core.agents.image_parts import with_image_parts
 from magma_core.export.rows import Candidate, Situation
 
 
@@ -103,7 +105,7 @@ def conversation(
         instruction = situation.agent_input.get("instruction") or {}
         turn = turn_messages(history, instruction.get("type", "user"), instruction.get("content", ""),
                              prompt_style, report_role)
-        history.extend(turn)
+        history.extend(with_image_parts(turn, situation.agent_input.get("extra_keys")))
         if n == len(steps) - 1 and not last_assistant:
             break
         history.append(assistant_message(candidate.decision or {}, wire_names, robot_param, n))

@@ -9,6 +9,7 @@ names (a randomised run's mapping rides along in the record), so a run exports i
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from pathlib import Path
@@ -137,7 +138,8 @@ def _from_run(runs: StoreReader, name: str) -> ExportForest:
         record = runs.episode_record(name, summary.episode) or {}
         if definition is not None:
             tools, attributes = _task_vocabulary(definition.task(int(record.get("seed", summary.seed))))
-        _add_episode(forest, name, summary.episode, record, tools, attributes)
+        _add_episode(forest, name, summary.episode, record, tools, attributes,
+                     runs.images(name, summary.episode))
     return forest
 
 
@@ -145,9 +147,23 @@ def _task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return task.Tools_cls.get_api_description(), dict(task.situation_init.attributes)
 
 
+def _image_keys(images: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Decision (from 1) -> the ``extra_keys`` its input carried: the stored camera images
+    (``--observe images``) as protocol entries (see ``agents.image_parts``)."""
+    out: dict[int, dict[str, Any]] = {}
+    for image in images:
+        entry = {"camera": image["camera"], "media_type": image["media_type"],
+                 "width": image["width"], "height": image["height"],
+                 "data": base64.b64encode(image["data"]).decode()}
+        out.setdefault(int(image["decision"]), {"images": []})["images"].append(entry)
+    return out
+
+
 def _add_episode(forest: ExportForest, run: str, episode: int, record: dict[str, Any],
-                 tools: list[dict[str, Any]], attributes: dict[str, Any]) -> None:
+                 tools: list[dict[str, Any]], attributes: dict[str, Any],
+                 images: list[dict[str, Any]] | None = None) -> None:
     attributes = dict(attributes, known_robots=list(record.get("robot_names") or []))
+    extra = _image_keys(images or [])
     steps = record.get("steps") or []
     previous: str | None = None
     for n, step in enumerate(steps):
@@ -159,7 +175,8 @@ def _add_episode(forest: ExportForest, run: str, episode: int, record: dict[str,
         forest.situations[key] = Situation(
             key, f"{run}:e{episode}",
             {"id": n, "instruction": {"type": kind, "content": content}, "tools": tools,
-             "attributes": attributes, "memory": {}, "num_outputs": 1, "extra_keys": {}},
+             "attributes": attributes, "memory": {}, "num_outputs": 1,
+             "extra_keys": extra.get(n + 1, {})},
             previous,
         )
         decision = step.get("decision") or {}

@@ -188,13 +188,14 @@ def freeze_loaded_objects() -> None:
 def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
     env_options: dict[str, Any] | None = None, skills: list[type] | None = None,
+    render: bool = False,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error.
     The first engine of a process first calls :func:`freeze_loaded_objects`."""
     freeze_loaded_objects()
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
-                        env_options=env_options, skills=skills)
+                        env_options=env_options, skills=skills, render=render)
     except UserError:
         raise
     except ValueError as exc:
@@ -215,13 +216,14 @@ def run_episodes(
     """Run the pending episodes of ``spec`` (or those ``episode_source`` hands out) in one
     engine with ``slots`` slots, storing each as it ends: THE path from a run to the engine,
     in this process and in every worker process. Closes the engine, not ``parts``."""
+    observe_images = "images" in spec.observe
     executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
-                             spec.env_options, parts.skills)
+                             spec.env_options, parts.skills, render=observe_images)
     if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
         parts.agent.on_notice = lambda line: listener("notice", None, line)
     options: dict[str, Any] = dict(episodes=spec.episodes, seed=spec.seed, limits=spec.limits,
                                    listener=listener, episode_source=episode_source,
-                                   pacing=spec.pacing)
+                                   pacing=spec.pacing, observe_images=observe_images)
     try:
         if parts.episode_tasks is None:
             loop = RunLoop(parts.task, parts.agent, executor, store, spec.run_name, **options)

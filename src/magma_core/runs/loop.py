@@ -15,7 +15,7 @@ import copy
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from magma_core.agents.base import Agent
@@ -24,6 +24,7 @@ from magma_core.runs.agent_requests import AgentOutage, Pacing, SlotAnswer, Slot
 from magma_core.runs.agent_steps import exchange_of, merge_exchanges
 from magma_core.runs.events import Listener, no_listener
 from magma_core.runs.limits import DECISION_CAP, NO_ACTION, TRACE_EXHAUSTED, LoopLimits
+from magma_core.runs.observe_images import attach_images
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
 from magma_core.simulation.tasks import BaseTask
@@ -50,6 +51,7 @@ class EpisodeState:
     started: float = field(default_factory=time.perf_counter)
     agent_steps: list[dict[str, Any]] = field(default_factory=list)  # usage per decision
     last_error: DecisionError | None = None  # the last decision, when it was an error
+    images: list[tuple] = field(default_factory=list)  # --observe images: store.images rows
 
     def agent_totals(self) -> dict[str, Any]:
         """Tokens, model calls and agent latency summed over the episode's decisions."""
@@ -135,6 +137,7 @@ class RunLoop:
         listener: Listener | None = None,
         episode_source: Iterable[int] | None = None,
         pacing: Pacing | None = None,
+        observe_images: bool = False,
     ) -> None:
         self.task = task
         self.agent = agent
@@ -147,6 +150,7 @@ class RunLoop:
         self.listener = listener or no_listener
         self.episode_source = episode_source
         self.pacing = pacing or Pacing()
+        self.observe_images = observe_images  # camera images in each input (observe_images)
 
     def pending(self) -> deque[int]:
         """The episodes of this run not yet in the store, in order."""
@@ -214,7 +218,12 @@ class RunLoop:
         items = []
         for slot in sorted(slots):
             views[slot] = self.executor.agent_view(slot)
-            items.append((slot, build_input(slot, views[slot], active[slot].memory)))
+            agent_input = build_input(slot, views[slot], active[slot].memory)
+            if self.observe_images:
+                state = active[slot]
+                agent_input = attach_images(self.executor, slot, agent_input,
+                                            state.decisions + 1, state.images)
+            items.append((slot, agent_input))
         if self.pacing.lockstep:
             pipeline.ask_together(items)
         else:
@@ -274,6 +283,9 @@ class RunLoop:
         document["agent_memory"] = state.memory
         document["agent"] = agent
         summary = episode_summary(state.episode, state.seed, record, agent)
-        self.store.save_episode(self.run_name, summary, document, episode_rows(record))
+        rows = episode_rows(record)
+        if state.images:
+            rows = replace(rows, images=tuple(state.images))
+        self.store.save_episode(self.run_name, summary, document, rows)
         self.listener("end", state, summary)
         return summary

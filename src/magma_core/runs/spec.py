@@ -23,6 +23,7 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 BACKENDS = ("auto", "cpu", "gpu")
 #: The settings a resumed run must keep: they decide what its episodes are.
 RESUME_KEYS = ("agent", "seed", "judge", "randomized", "target_args")
+OBSERVE_CHOICES = ("images",)  # RunSpec.observe
 
 
 def check_run_name(text: str) -> str:
@@ -74,6 +75,9 @@ class RunSpec:
     ray: RayCluster | None = None
     target_args: dict[str, Any] = field(default_factory=dict)  # the target's constructor kwargs
     user: str | None = None  # a simulated user: builtin or openai:MODEL@URL (agents.user_simulation)
+    #: what the agent observes besides text: ``("images",)`` puts the world's camera images
+    #: after each decision into its input (``extra_keys["images"]``; needs a render device)
+    observe: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -96,6 +100,9 @@ class RunSpec:
         if not isinstance(self.judge_options, dict):
             raise UserError("judge_options must be a dict of model options")
         ChatOptions.from_mapping(self.judge_options, where="judge options")
+        if isinstance(self.observe, str) or not all(o in OBSERVE_CHOICES for o in self.observe):
+            raise UserError(f"observe must be a list of {', '.join(OBSERVE_CHOICES)}, got {self.observe!r}")
+        object.__setattr__(self, "observe", tuple(dict.fromkeys(self.observe)))
         if self.agent_timeout is not None and not self.agent_timeout > 0:
             raise UserError(f"agent_timeout must be a positive number of seconds, got {self.agent_timeout!r}")
         object.__setattr__(self, "out", Path(self.out))
@@ -131,6 +138,8 @@ class RunSpec:
             config["randomized"] = True
         if self.user:
             config["user"] = self.user
+        if self.observe:
+            config["observe"] = list(self.observe)
         if self.agent_options:
             config["agent_options"] = self.agent_options
         if self.judge_options:

@@ -199,6 +199,11 @@ class StoreReader:
         summary = {k: row[k] for k in SUMMARY_COLUMNS}
         return {"run": name, "summary": summary, "record": json.loads(row["record"])}
 
+    def images(self, name: str, episode: int, decision: int | None = None) -> list[dict[str, Any]]:
+        """The camera images stored with the episode's decisions (``--observe images``)."""
+        with self._open(RunStore, "decision_images") as store:
+            return [] if store is None else store.episode_images(name, episode, decision)
+
     def world(self, name: str, episode: int) -> dict[str, Any] | None:
         """The episode's scene and world states, or None when it was stored without them."""
         with self._open(RunStore, "episode_worlds") as store:

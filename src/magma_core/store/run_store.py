@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.store.images import IMAGES_SCHEMA, ImageRow, episode_images, insert_images
 from magma_core.store.sqlite import STORE_VERSION, SQLiteStore
 from magma_core.text_safety import safe_value
 from magma_core.user_error import UserError
@@ -87,7 +88,7 @@ CREATE TABLE IF NOT EXISTS episode_worlds (
     states BLOB NOT NULL,
     PRIMARY KEY (run_name, episode)
 );
-"""
+""" + IMAGES_SCHEMA + ";\n"
 
 
 def pack_world(world: dict[str, Any]) -> tuple[str, bytes]:
@@ -132,6 +133,7 @@ class EpisodeRows:
     tool_calls: list[tuple] = ()  # (step, call, robot, tool, arguments_json, ok, message, flag)
     stage_outcomes: list[tuple] = ()  # (stage, success, state, tool_calls, forgiven)
     world: dict[str, Any] | None = None  # {"scene": ..., "states": [start, after step 0, ...]}
+    images: tuple[ImageRow, ...] = ()  # (decision, camera, media_type, w, h, bytes): store.images
 
 
 class RunStore(SQLiteStore):
@@ -258,6 +260,8 @@ class RunStore(SQLiteStore):
                 conn.execute(
                     "INSERT INTO episode_worlds VALUES (?,?,?,?)", (*key, *pack_world(rows.world))
                 )
+            if rows.images:
+                insert_images(conn, run_name, summary.episode, rows.images)
             conn.execute("UPDATE runs SET updated_at = ? WHERE name = ?", (time.time(), run_name))
 
     def episodes(self, run_name: str) -> list[EpisodeSummary]:
@@ -283,6 +287,11 @@ class RunStore(SQLiteStore):
         ).fetchone()
         return None if row is None else unpack_world(row["scene"], row["states"])
 
+    def episode_images(self, run_name: str, episode: int,
+                       decision: int | None = None) -> list[dict[str, Any]]:
+        """The camera images the agent saw at each decision (see :mod:`.images`)."""
+        return episode_images(self._conn, run_name, episode, decision)
+
     def count(self, table: str, run_name: str) -> int:
         if table not in {"episodes", "decisions", "tool_calls", "stage_outcomes"}:
             raise ValueError(f"unknown table {table!r}")
@@ -301,4 +310,5 @@ def safe_rows(rows: EpisodeRows) -> EpisodeRows:
         tool_calls=table("tool_calls"),
         stage_outcomes=table("stage_outcomes"),
         world=rows.world,  # numbers and names the engine wrote, not agent text
+        images=tuple(rows.images),  # camera pictures the engine rendered
     )

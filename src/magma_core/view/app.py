@@ -9,6 +9,8 @@ Routes (all read-only):
   the benchmark run whose trials it holds, or null).
 * ``GET /api/runs/{name}/episodes/{k}`` — an episode's summary and full record.
 * ``GET /api/runs/{name}/episodes/{k}/world`` — its scene and world states for the replay.
+* ``GET /api/runs/{name}/episodes/{k}/images/{decision}/{camera}`` — the camera image the
+  agent saw at a decision (runs with ``--observe images``; the episode's ``images`` lists them).
 * ``GET /api/benchmarks/{name}[?compare=OTHER&price_per_mtok=P]`` — a benchmark run's report
   metrics (see :mod:`.benchmarks`) and its trials.
 * ``GET /api/generations/{name}`` — a generation's trees (see :mod:`.generations`).
@@ -26,7 +28,7 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, HTTPException, Query
 from fastapi import Path as PathParam
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -79,7 +81,18 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         found = reader.episode(name, episode)
         if found is None:
             raise HTTPException(404, f"run {name!r} has no episode {episode}")
-        return found
+        images = [{k: v for k, v in image.items() if k != "data"}
+                  for image in reader.images(name, episode)]
+        return found | {"images": images}
+
+    @app.get("/api/runs/{name}/episodes/{episode}/images/{decision}/{camera}")
+    def image(name: str, episode: Id, decision: Id, camera: str) -> Response:
+        for found in reader.images(name, episode, decision):
+            if found["camera"] == camera:
+                return Response(found["data"], media_type=found["media_type"],
+                                headers={"Cache-Control": "max-age=3600"})
+        raise HTTPException(404, f"run {name!r} episode {episode} has no {camera!r} image "
+                            f"at decision {decision}")
 
     @app.get("/api/runs/{name}/episodes/{episode}/world")
     def world(name: str, episode: Id) -> dict[str, Any]:

@@ -118,6 +118,10 @@ class FrameDrawer:
         self._draw_footer(ImageDraw.Draw(out), caption)
         return out
 
+    def draw_footer(self, draw: ImageDraw.ImageDraw, caption: Caption) -> None:
+        """Draw the footer ``caption`` at the bottom of a :data:`WIDTH` x :data:`HEIGHT` frame."""
+        self._draw_footer(draw, caption)
+
     def _polygon(self, pose: Sequence[float], half: Sequence[float]) -> list[tuple[float, float]]:
         return [self.px(c) for c in corners(pose, half)]
 
@@ -221,7 +225,8 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def blend(a: dict | None, b: dict | None, t: float) -> dict | None:
-    """A state between ``a`` and ``b``: positions interpolated, everything else from ``b``."""
+    """A state between ``a`` and ``b``: positions (and joint positions) interpolated,
+    everything else from ``b``."""
     if not a or not b:
         return b
     out = dict(b)
@@ -248,4 +253,10 @@ def blend(a: dict | None, b: dict | None, t: float) -> dict | None:
         start = a.get("robots", {}).get(name, {})
         robots[name] = {key: mix(start.get(key), value) for key, value in parts.items()}
     out["robots"] = robots
+    articulations = {}
+    for name, parts in b.get("articulations", {}).items():
+        start = a.get("articulations", {}).get(name, {})
+        articulations[name] = {key: mix(start.get(key), value) for key, value in parts.items()}
+    if articulations:
+        out["articulations"] = articulations
     return out

@@ -1,9 +1,13 @@
-"""Annotated mp4 videos of stored episodes, rendered from the recorded world states.
+"""Annotated mp4 videos of stored episodes, made from the recorded world states.
 
-SAPIEN cannot render on machines without a Vulkan device, so a video is the top-down replay
-(:mod:`.frames`) with a footer naming the stage, the instruction and the current action or
-answer. Frames go to the ffmpeg binary of the ``imageio-ffmpeg`` package (no download at run
-time), into a temporary file that replaces the target only when complete.
+A video is a picture of each recorded world state (the start, then after each decision),
+held for a moment, with ``motion_frames`` pictures of the states in between while the world
+moves, and a footer naming the stage, the instruction and the current action or answer. The
+picture is the top-down schematic (:mod:`.frames`, ``kind="schematic"``: needs nothing) or
+the world rendered through its camera (:mod:`.rendered_video`, ``kind="rendered"``: needs a
+render device; ``kind="auto"`` picks it when there is one). Frames go to the ffmpeg binary
+of the ``imageio-ffmpeg`` package (no download at run time), into a temporary file that
+replaces the target only when complete.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +33,15 @@ class VideoError(RuntimeError):
     """A video could not be made (no world states recorded, or ffmpeg failed)."""
 
 
-def frame_count(decisions: int) -> int:
+KINDS = ("auto", "rendered", "schematic")
+
+#: Draws one frame: (world state or None, caption) -> a WIDTH x HEIGHT RGB image.
+Picture = Callable[[dict[str, Any] | None, Caption], Any]
+
+
+def frame_count(decisions: int, motion_frames: int = MOVE) -> int:
     """How many frames the video of an episode with ``decisions`` steps has."""
-    return START_HOLD + decisions * (MOVE + HOLD) + END_HOLD
+    return START_HOLD + decisions * (motion_frames + HOLD) + END_HOLD
 
 
 def ffmpeg_exe() -> str:
@@ -102,23 +112,27 @@ def captions(record: dict[str, Any], episode: int) -> list[Caption]:
     return out
 
 
-def frames(record: dict[str, Any], world: dict[str, Any], episode: int) -> Iterator[bytes]:
-    """The raw RGB frames of the episode's video, in order (see :func:`frame_count`)."""
+def frames(record: dict[str, Any], world: dict[str, Any], episode: int, *,
+           picture: Picture | None = None, motion_frames: int = MOVE) -> Iterator[bytes]:
+    """The raw RGB frames of the episode's video, in order (see :func:`frame_count`):
+    ``picture`` draws each (default: the top-down schematic), ``motion_frames`` pictures
+    of the states between two decisions show the motion."""
     states = world.get("states") or []
     steps = record.get("steps", [])
     if len(states) != len(steps) + 1 or not any(states):
         raise VideoError(
             f"episode {episode} has {len(states)} recorded world states for {len(steps)} decisions"
         )
-    drawer = FrameDrawer(world.get("scene", {}), states)
+    if picture is None:
+        picture = FrameDrawer(world.get("scene", {}), states).frame
     texts = captions(record, episode)
-    still = drawer.frame(states[0], texts[0]).tobytes()
+    still = picture(states[0], texts[0]).tobytes()
     for _ in range(START_HOLD):
         yield still
     for i in range(1, len(states)):
-        for m in range(1, MOVE + 1):
-            yield drawer.frame(blend(states[i - 1], states[i], m / MOVE), texts[i]).tobytes()
-        still = drawer.frame(states[i], texts[i]).tobytes()
+        for m in range(1, motion_frames + 1):
+            yield picture(blend(states[i - 1], states[i], m / (motion_frames + 1)), texts[i]).tobytes()
+        still = picture(states[i], texts[i]).tobytes()
         for _ in range(HOLD + (END_HOLD if i == len(states) - 1 else 0)):
             yield still
     if len(states) == 1:
@@ -126,8 +140,10 @@ def frames(record: dict[str, Any], world: dict[str, Any], episode: int) -> Itera
             yield still
 
 
-def write_video(record: dict[str, Any], world: dict[str, Any] | None, episode: int, output: Path) -> int:
-    """Render the episode to ``output`` (mp4, H.264) atomically; returns the frame count."""
+def write_video(record: dict[str, Any], world: dict[str, Any] | None, episode: int, output: Path,
+                *, picture: Picture | None = None, motion_frames: int = MOVE) -> int:
+    """Write the episode's video to ``output`` (mp4, H.264) atomically; returns the frame
+    count. ``picture`` and ``motion_frames``: see :func:`frames`."""
     if world is None:
         raise VideoError(f"episode {episode} was stored without world states (an older store?)")
     output = Path(output)
@@ -145,7 +161,8 @@ def write_video(record: dict[str, Any], world: dict[str, Any] | None, episode: i
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
         assert process.stdin is not None
         try:
-            for frame in frames(record, world, episode):
+            for frame in frames(record, world, episode, picture=picture,
+                                motion_frames=motion_frames):
                 process.stdin.write(frame)
                 count += 1
         except BrokenPipeError:
@@ -187,12 +204,44 @@ def default_video_path(folder: Path, run_name: str, episode: int) -> Path:
     return Path(folder) / "videos" / run_name / f"episode-{episode}.mp4"
 
 
-def write_episode_video(folder: Path, run_name: str, episode: int, output: Path | None = None) -> Path:
-    """Render a stored episode of the store in ``folder``; returns the video's path."""
+def write_episode_video(folder: Path, run_name: str, episode: int, output: Path | None = None,
+                        *, kind: str = "schematic", motion_frames: int = MOVE,
+                        cameras: Any = None, world: Any = None) -> Path:
+    """Make the video of a stored episode of the store in ``folder``; returns its path.
+
+    ``kind``: ``schematic``, ``rendered`` (a :class:`VideoError` with the one-line reason
+    when nothing can render) or ``auto`` (rendered when a render device is there).
+    ``cameras``: a :class:`~magma_core.view.rendered_video.RunCameras` to share the rendering
+    worlds between videos; ``world``: (env id, world options, reset options) of the episode
+    when the run's stored target does not say (a benchmark trial's item).
+    """
+    if kind not in KINDS:
+        raise VideoError(f"unknown video kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if motion_frames < 0:
+        raise VideoError(f"motion frames must be 0 or more, got {motion_frames}")
     reader = StoreReader(folder)
     found = reader.episode(run_name, episode)
     if found is None:
         raise VideoError(f"run {run_name!r} has no episode {episode} in {folder}")
     output = output or default_video_path(folder, run_name, episode)
-    write_video(found["record"], reader.world(run_name, episode), episode, output)
+    shared = None
+    if kind != "schematic":
+        from magma_core.view.rendered_video import RunCameras
+
+        shared = cameras if cameras is not None else RunCameras()
+    try:
+        picture = None
+        if shared is not None:
+            from magma_core.view.rendered_video import rendered_picture
+
+            try:
+                picture = rendered_picture(shared, reader, run_name, found, episode, world)
+            except VideoError:
+                if kind == "rendered":
+                    raise  # auto: the schematic instead
+        write_video(found["record"], reader.world(run_name, episode), episode, output,
+                    picture=picture, motion_frames=motion_frames)
+    finally:
+        if shared is not None and cameras is None:
+            shared.close()
     return output

@@ -25,6 +25,7 @@ from mani_skill.utils.structs.pose import Pose as MSPose
 from mani_skill.utils.structs.types import SimConfig
 
 from magma_core.simulation.envs.builders import LegacyBuilders
+from magma_core.simulation.envs.cameras import default_cameras
 from magma_core.simulation.envs.headless import ensure_headless
 
 __all__ = ["DefaultEnv", "DefaultMultiAgentEnv"]
@@ -75,6 +76,9 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
     extra_state_in_obs: bool = True
     #: Build ManiSkill's table (top at z=0) and ground in :meth:`_load_scene`.
     use_table: bool = True
+    #: Where the ``overview`` camera stands and what it looks at (world frame, metres).
+    overview_eye: tuple[float, float, float] = (0.55, 0.55, 0.6)
+    overview_target: tuple[float, float, float] = (-0.05, 0.0, 0.05)
 
     def __init__(
         self,
@@ -155,12 +159,16 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
 
     @property
     def _default_sensor_configs(self) -> list[CameraConfig]:
-        pose = sapien_utils.look_at(eye=[0.6, 0.7, 0.6], target=[0.0, 0.0, 0.35])
-        return [CameraConfig("base_camera", pose, 256, 256, 1, 0.01, 100)]
+        """The cameras (built only when the world renders): a fixed ``overview`` looking at
+        the table from :attr:`overview_eye` and, on a single Panda, a ``wrist`` camera (see
+        :func:`magma_core.simulation.envs.cameras.default_cameras`)."""
+        return default_cameras(self, eye=self.overview_eye, target=self.overview_target)
 
     @property
     def _default_human_render_camera_configs(self) -> CameraConfig:
-        pose = sapien_utils.look_at(eye=[0.6, 0.7, 0.6], target=[0.0, 0.0, 0.35])
+        """``render_camera`` (512 x 512 unless configured): where the ``overview`` camera is,
+        for pictures of the whole scene (rendered videos use it)."""
+        pose = sapien_utils.look_at(eye=list(self.overview_eye), target=list(self.overview_target))
         return CameraConfig("render_camera", pose, 512, 512, 1, 0.01, 100)
 
     def _clear(self) -> None:

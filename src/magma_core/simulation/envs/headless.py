@@ -4,7 +4,8 @@ ManiSkill 3.0.1 can simulate with ``render_backend="none"``, but its actor build
 construct ``sapien.render.RenderMaterial`` objects, which need a Vulkan device. On a machine
 without one, :func:`ensure_headless` swaps that class for a small stand-in that records its
 arguments and ignores setters. It is applied only when no render device exists, never on a
-machine that can render; :func:`backend_kwargs` gives the matching ``gym.make`` arguments.
+machine that can render; :func:`backend_kwargs` gives the matching ``gym.make`` arguments
+(``render_backend="none"`` unless a world is made to render).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 import sapien.pysapien
 import sapien.render
+
+from magma_core.simulation.envs.cameras import render_backend, render_unavailable
 
 __all__ = ["backend_kwargs", "ensure_headless", "has_render_device", "is_patched"]
 
@@ -66,13 +69,17 @@ def is_patched() -> bool:
     return _PATCHED
 
 
-def backend_kwargs(gpu: bool = False) -> dict[str, str]:
+def backend_kwargs(gpu: bool = False, render: bool = False) -> dict[str, str]:
     """``gym.make`` backend arguments for this machine.
 
-    ``gpu=True`` asks for ``physx_cuda``. Without a render device the render backend is
-    ``"none"`` (and the stand-in is installed); otherwise ManiSkill's default is kept.
+    ``gpu=True`` asks for ``physx_cuda``. The render backend is ``"none"`` unless ``render``
+    is asked for and a render device is there (see
+    :func:`~magma_core.simulation.envs.cameras.render_unavailable`): a world that renders
+    nothing pays nothing for cameras, even on a machine that could render. Without a render
+    device the ``RenderMaterial`` stand-in is installed.
     """
-    kwargs = {"sim_backend": "physx_cuda" if gpu else "physx_cpu"}
-    if ensure_headless():
-        kwargs["render_backend"] = "none"
+    ensure_headless()
+    kwargs = {"sim_backend": "physx_cuda" if gpu else "physx_cpu", "render_backend": "none"}
+    if render and render_unavailable() is None:
+        kwargs["render_backend"] = render_backend(gpu)
     return kwargs

@@ -22,6 +22,7 @@ from mani_skill.envs.sapien_env import BaseEnv
 from mani_skill.utils.registration import REGISTERED_ENVS
 
 from magma_core.simulation.envs import world_view
+from magma_core.simulation.envs.cameras import camera_images, render_unavailable
 from magma_core.simulation.envs.direct_drive import DirectDrive
 from magma_core.simulation.envs.headless import backend_kwargs
 from magma_core.simulation.envs.world_options import split_world_options
@@ -80,6 +81,10 @@ class SimBatch:
             and sleep state that a state restore does not reset (poses drift by millimetres).
             Costs one scene build per episode (about 0.1 s; see ``benchmarks/sim_overhead.py``).
             Robots handed out by :meth:`robots` stay valid across rebuilds. Ignored on GPU.
+        render: build the worlds with a render backend and their cameras, so that
+            :meth:`camera_images` can render them (when a render device is there; see
+            :func:`~magma_core.simulation.envs.cameras.render_unavailable`). Off by default:
+            a batch that renders nothing pays nothing for cameras.
     """
 
     def __init__(
@@ -92,6 +97,7 @@ class SimBatch:
         backend: str = "auto",
         reset_options: Mapping[str, Any] | None = None,
         fresh_scene: bool = True,
+        render: bool = False,
     ) -> None:
         if num_slots < 1:
             raise ValueError(f"num_slots must be >= 1, got {num_slots}")
@@ -107,10 +113,12 @@ class SimBatch:
         self.env_id = env_id
         self.num_slots = num_slots
         self.backend = backend
+        if render and render_unavailable() is not None:
+            raise ValueError(f"cannot render: {render_unavailable()}")
         options, moved = split_world_options(env_id, env_options or {})
         self.reset_options: dict[str, Any] = {**moved, **dict(reset_options or {})}
         options.setdefault("obs_mode", "state_dict")
-        for key, value in backend_kwargs(gpu=backend == "gpu").items():
+        for key, value in backend_kwargs(gpu=backend == "gpu", render=render).items():
             options.setdefault(key, value)
         self.env_options = options
         self.fresh_scene = bool(fresh_scene) and backend == "cpu"
@@ -192,6 +200,14 @@ class SimBatch:
     def scene_geometry(self) -> dict[str, Any]:
         """Shapes, colours and kinds of the world's actors, and its robots (for replays)."""
         return world_view.scene_geometry(self._envs[0])
+
+    def camera_images(self, slot: int, names: Sequence[str] | None = None) -> dict[str, Any]:
+        """Camera name → RGB image (uint8 ``H x W x 3``) of ``slot`` now; ``{}`` when the
+        batch was made without ``render`` or nothing can render here."""
+        env = self._env_of(slot)
+        if self.env_options.get("render_backend", "none") == "none":
+            return {}
+        return camera_images(env, slot if self.backend == "gpu" else 0, names)
 
     # -- state -----------------------------------------------------------------------------
     def get_state(self) -> StateTree:

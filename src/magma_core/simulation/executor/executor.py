@@ -77,6 +77,7 @@ class Executor:
             question, answer) -> Verdict``). Required when the task has such stages.
         backend: simulator backend, ``"auto"``, ``"cpu"`` or ``"gpu"``.
         env_options: ``gym.make`` options over the task's own ``env_options``.
+        render: build the simulator with cameras for :meth:`camera_images` (default off: free).
         sim: an already-built ``Simulator`` to run on (a ``SimBatch``, or a stand-in).
         motion: the motion driver (default: the simulation layer's, on ``sim``).
         skills: run with skills (``BaseSkill`` classes; ``[]``: the plain tools as one-call
@@ -93,6 +94,7 @@ class Executor:
         judge: Judge | None = None,
         backend: str = "auto",
         env_options: Mapping[str, Any] | None = None,
+        render: bool = False,
         sim: Simulator | None = None,
         motion: MotionDriver | None = None,
         skills: Sequence[type] | None = None,
@@ -116,6 +118,7 @@ class Executor:
                 env_options={**task.initialization_parameters.env_options, **(env_options or {})},
                 reset_options=task.initialization_parameters.reset_options,
                 backend=backend,
+                render=render,
             )
         self._owns_sim = owns_sim
         try:
@@ -266,6 +269,11 @@ class Executor:
         stages = stages_to_run(task, self._ctx.judge)
         self._robot_names(task, self._ctx.sim)
         return dataclasses.replace(self._ctx, task=task, stages=stages)
+
+    def camera_images(self, slot: int) -> dict[str, Any]:
+        """Camera name → RGB image (uint8 ``H x W x 3``) of ``slot`` now; ``{}`` without ``render``."""
+        images = getattr(self._ctx.sim, "camera_images", None)
+        return dict(images(slot)) if callable(images) else {}
 
     def agent_view(self, slot: int) -> AgentView:
         """What the agent sees in ``slot`` before its next decision."""

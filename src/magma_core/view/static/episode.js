@@ -25,7 +25,12 @@ export async function renderEpisode(page, route) {
   const steps = record.steps || [];
   const perDecision = (record.agent && record.agent.per_decision) || [];
 
-  const turns = steps.map((step, i) => turn(step, i, record, perDecision[i]));
+  // camera images the agent saw (runs with --observe images): decision (from 1) -> cameras
+  const frames = {};
+  for (const image of data.images || []) (frames[image.decision] ||= []).push(image);
+  const frameOf = (i) => (frames[i + 1] || []).map((image) =>
+    ({ ...image, url: `${base}/images/${image.decision}/${encodeURIComponent(image.camera)}` }));
+  const turns = steps.map((step, i) => turn(step, i, record, perDecision[i], frameOf(i)));
   const stages = (record.stages || []).map((stage) => stageCard(stage));
   const side = h("div", { class: "side" });
   const replayPanel = h("div", { class: "panel replay", "data-testid": "replay" });

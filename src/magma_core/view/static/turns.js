@@ -17,7 +17,7 @@ function collapsible(cls, who, text) {
   return msg;
 }
 
-export function turn(step, i, record, usage) {
+export function turn(step, i, record, usage, frames = []) {
   const stage = (record.stages || [])[step.stage_index] || {};
   const timings = step.timings || {};
   const meta = h("span", { class: "meta" },
@@ -52,10 +52,15 @@ export function turn(step, i, record, usage) {
   for (const note of step.notes || []) body.appendChild(h("div", { class: "feedback" }, `note: ${note}`));
   const exchanges = exchangePanel(usage);
   if (exchanges) body.appendChild(exchanges);
-  return h("article", { class: "turn", "data-step": step.step_index, "data-testid": "turn" },
+  // the rendered frame(s) the agent saw for this decision, beside the conversation
+  const seen = frames.length ? h("div", { class: "turn-frames", "data-testid": "frames" },
+    frames.map((f) => h("figure", {},
+      h("img", { src: f.url, alt: `${f.camera} camera at decision ${i + 1}`, width: f.width, height: f.height, loading: "lazy", "data-testid": "frame" }),
+      h("figcaption", { class: "muted" }, f.camera)))) : null;
+  return h("article", { class: `turn${seen ? " with-frames" : ""}`, "data-step": step.step_index, "data-testid": "turn" },
     h("div", { class: "turn-head" }, h("span", { class: "step" }, `Decision ${i + 1}`),
       h("span", {}, `stage ${step.stage_index} · ${stage.name || ""}`), meta),
-    body);
+    seen ? h("div", { class: "turn-split" }, body, seen) : body);
 }
 
 function callBlock(call) {

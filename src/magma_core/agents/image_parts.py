@@ -1,0 +1,79 @@
+"""Camera images in agent inputs: the protocol field and the OpenAI-compatible content parts.
+
+With ``--observe images`` (``RunSpec.observe``) each decision's input carries the world's
+camera images, rendered after the previous decision, in ``extra_keys["images"]`` (protocol
+2.0 lets an input carry extra keys): a list of
+
+    {"camera": "overview", "media_type": "image/png", "width": 256, "height": 256,
+     "data": "<base64 of the PNG bytes>"}
+
+one per camera (``overview``, and ``wrist`` on a single Panda). An agent that does not look
+at images ignores the key. :func:`with_image_parts` gives the OpenAI-compatible agent's turn
+the ``image_url`` content parts (``data:`` URLs) that vLLM, llama.cpp's server and OpenAI
+accept; the images are sent with the turn they belong to and never kept in the
+conversation history (each later turn brings its own).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["IMAGES_KEY", "decode_entry", "image_entry", "image_parts", "with_image_parts"]
+
+IMAGES_KEY = "images"
+IMAGE_TEXT = "[camera] what the {cameras} camera{s} see{verb} now:"
+
+
+def image_entry(camera: str, rgb: Any) -> dict[str, Any]:
+    """The protocol entry of one camera image (``rgb``: uint8 ``H x W x 3``), PNG-encoded."""
+    from PIL import Image
+
+    picture = Image.fromarray(rgb)
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG", compress_level=6)
+    return {"camera": str(camera), "media_type": "image/png", "width": picture.width,
+            "height": picture.height, "data": base64.b64encode(buffer.getvalue()).decode()}
+
+
+def decode_entry(entry: Mapping[str, Any]) -> bytes:
+    """The image bytes of a protocol entry."""
+    return base64.b64decode(str(entry.get("data", "")))
+
+
+def _entries(extra_keys: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    images = (extra_keys or {}).get(IMAGES_KEY)
+    if not isinstance(images, list):
+        return []
+    return [e for e in images if isinstance(e, Mapping) and isinstance(e.get("data"), str)
+            and str(e.get("media_type", "")).startswith("image/")]
+
+
+def image_parts(extra_keys: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """``image_url`` content parts (``data:`` URLs) of an input's images; ``[]`` without."""
+    return [{"type": "image_url",
+             "image_url": {"url": f"data:{e['media_type']};base64,{e['data']}"}}
+            for e in _entries(extra_keys)]
+
+
+def with_image_parts(turn: Sequence[dict[str, Any]],
+                     extra_keys: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """``turn`` (the messages of this decision) with the input's images added as content
+    parts: to its last user message, or in a user message of their own after a tool result.
+    Unchanged (a copy) when the input has no images."""
+    parts = image_parts(extra_keys)
+    out = [dict(message) for message in turn]
+    if not parts:
+        return out
+    cameras = [str(e.get("camera", "?")) for e in _entries(extra_keys)]
+    caption = IMAGE_TEXT.format(cameras=" and ".join(cameras), s="s" if len(cameras) > 1 else "",
+                                verb="" if len(cameras) > 1 else "s")
+    if out and out[-1].get("role") == "user":
+        content = out[-1].get("content")
+        text = content if isinstance(content, str) else ""
+        out[-1]["content"] = [{"type": "text", "text": text}, {"type": "text", "text": caption}, *parts]
+    else:
+        out.append({"role": "user", "content": [{"type": "text", "text": caption}, *parts]})
+    return out
