@@ -112,3 +112,11 @@ def test_scenario_authors_find_values_from_motion_tools_and_the_scaffold():
     assert "examples/tools/motion_tool.py" in included_files(DOCS / "guides" / "tools.md")
     readme = (ROOT / "README.md").read_text()
     assert "magma new scenario" in readme
+    first = (DOCS / "guides" / "first-scenario.md").read_text()
+    assert "tools.md#a-motion-tool-from-scratch" in first  # not "read the source"
+    from magma_core.simulation.stage import StageGlobalParameters, TextOnlyValidationMode
+
+    stages = (DOCS / "guides" / "stages.md").read_text()
+    assert "text_only_validation=TextOnlyValidationMode.SAY_ONLY" in stages
+    assert StageGlobalParameters(verification_prompt="x", text_only_validation=(
+        TextOnlyValidationMode.SAY_ONLY)).text_only_validation.name == "SAY_ONLY"
