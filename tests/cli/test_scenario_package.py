@@ -98,6 +98,14 @@ def test_a_trace_typo_says_which_call_failed_and_why_in_the_run_output(installed
     assert flat.count(failed) == 2, flat  # the live line and under the table
 
 
+def test_a_trace_whose_user_text_differs_from_the_instruction_is_warned_about(installed, tmp_path):
+    run = magma("run", "buggy_cubes.WrongWords", "--out", "out", cwd=tmp_path, env=installed)
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = " ".join((run.stdout + run.stderr).split())
+    assert "perfect trace: UserEvent 0 says 'Switch on the machine.'" in said, said
+    assert "but stage 1 instructs 'Switch the machine on.'" in said, said  # stages count from 1
+
+
 def test_a_goal_that_ignores_the_slots_is_refused_with_its_name(installed, tmp_path):
     """A goal returning one score whatever the observation looks right on one slot; with
     --slots 2 every episode is an error whose reason names the goal and the shape."""
