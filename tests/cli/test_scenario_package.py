@@ -86,6 +86,49 @@ def test_a_wrong_state_update_path_says_why_where_people_look(installed, tmp_pat
     assert "[slot 0] traceback:\nTraceback (most recent call last)" in tester.stdout
 
 
+def test_a_trace_typo_says_which_call_failed_and_why_in_the_run_output(installed, tmp_path):
+    """A misspelt argument in the reference trace: the episode ends trace_exhausted, and the
+    why line (live and under the table) names the failed call and its reason."""
+    run = magma("run", "buggy_cubes.TraceTypo", "--out", "out", cwd=tmp_path, env=installed)
+    assert run.returncode == 0, run.stdout + run.stderr  # not a scenario error: exit 0
+    flat = " ".join(run.stdout.split())  # rich may wrap long lines
+    assert "[trace_exhausted]" in flat
+    failed = ("1 failed call: panda.place(aera='zone_a'): Unknown arguments: aera. "
+              "Missing arguments: area.")
+    assert flat.count(failed) == 2, flat  # the live line and under the table
+
+
+def test_a_trace_whose_user_text_differs_from_the_instruction_is_warned_about(installed, tmp_path):
+    run = magma("run", "buggy_cubes.WrongWords", "--out", "out", cwd=tmp_path, env=installed)
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = " ".join((run.stdout + run.stderr).split())
+    assert "perfect trace: UserEvent 0 says 'Switch on the machine.'" in said, said
+    assert "but stage 1 instructs 'Switch the machine on.'" in said, said  # stages count from 1
+
+
+def test_a_goal_that_ignores_the_slots_is_refused_with_its_name(installed, tmp_path):
+    """A goal returning one score whatever the observation looks right on one slot; with
+    --slots 2 every episode is an error whose reason names the goal and the shape."""
+    run = magma("run", "buggy_cubes.OneScoreGoal", "--episodes", "2", "--slots", "2",
+                "--out", "out", cwd=tmp_path, env=installed)
+    assert run.returncode == 1, run.stdout + run.stderr
+    flat = " ".join(run.stdout.split())
+    reason = ("OneScore.verify returned a tensor of shape (1,) for an observation of 2 slots; "
+              "expected an int tensor of length 2 with -1/0/1")
+    assert flat.count(reason) == 4, flat  # two episodes, each live and under the table
+    one = magma("run", "buggy_cubes.OneScoreGoal", "--out", "one", cwd=tmp_path, env=installed)
+    assert one.returncode == 0, one.stdout + one.stderr  # on one slot it is right
+
+
+def test_a_manifest_env_id_that_is_not_registered_is_one_line_naming_it(installed, tmp_path):
+    run = magma("run", "buggy_envs.Buggy", "--out", "out", cwd=tmp_path, env=installed)
+    assert run.returncode == 2, run.stdout + run.stderr
+    line = run.stderr.strip().splitlines()[-1]
+    assert line.startswith("magma: error: scenario manifest buggy_envs (buggy-magma-scenarios")
+    assert ("environments key 'MagmaCubes-v1' is not an env id that importing "
+            "magma_scenarios.cube.env registers; did you mean 'MagmaCube-v1'?") in line
+
+
 def test_the_tutorial_definition_generates_and_runs_randomised(installed, tmp_path):
     chains = magma("scenarios", "test-requests", "my_cubes.Shuffle", "--seeds", "2",
                    cwd=tmp_path, env=installed)

@@ -160,5 +160,6 @@ def test_a_goal_result_of_the_wrong_dtype_or_shape_is_refused_with_its_name() ->
         with pytest.raises(ValueError, match="Returns") as info:
             stage(value).verif_env_completion({}, num_envs=2)
         assert words in str(info.value)
+        assert "expected an int tensor of length 2 with -1/0/1" in str(info.value)
     scores = stage(torch.tensor([1, 0], dtype=torch.int32)).verif_env_completion({}, num_envs=2)
     assert scores.tolist() == [1, 0]

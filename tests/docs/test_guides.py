@@ -84,3 +84,39 @@ def test_the_sections_that_left_the_readme_live_in_the_guides():
     bench = (DOCS / "guides" / "benchmarking.md").read_text()
     assert "magma bench compile smoke" in bench and "](../bench-report.png)" in bench
     assert (DOCS / "bench-report.png").is_file()
+
+
+def test_the_stages_guide_lists_every_built_in_goal_with_its_arguments():
+    """Each goal ``magma_core.simulation.goals`` exports has a row ``Name(arg, ..., kw=default)``
+    written from its constructor's signature, and the page gives the import path."""
+    import inspect
+
+    from magma_core.simulation import goals
+
+    page = (DOCS / "guides" / "stages.md").read_text()
+    assert "from magma_core.simulation.goals import" in page
+    for name in goals.__all__:
+        cls = getattr(goals, name)
+        if not isinstance(cls, type) or name == "BaseGoal":
+            continue
+        params = [p for p in inspect.signature(cls).parameters.values()
+                  if p.kind is p.POSITIONAL_OR_KEYWORD]
+        shown = ", ".join(p.name if p.default in (p.empty, None) else f"{p.name}={p.default!r}"
+                          for p in params)  # At's None defaults only serve its keyword aliases
+        assert f"| `{name}({shown})` |" in page, f"stages.md lists no `{name}({shown})`"
+
+
+def test_scenario_authors_find_values_from_motion_tools_and_the_scaffold():
+    tools = (DOCS / "guides" / "tools.md").read_text()
+    assert '"values_from": "objects"' in tools and "## A motion tool from scratch" in tools
+    assert "examples/tools/motion_tool.py" in included_files(DOCS / "guides" / "tools.md")
+    readme = (ROOT / "README.md").read_text()
+    assert "magma new scenario" in readme
+    first = (DOCS / "guides" / "first-scenario.md").read_text()
+    assert "tools.md#a-motion-tool-from-scratch" in first  # not "read the source"
+    from magma_core.simulation.stage import StageGlobalParameters, TextOnlyValidationMode
+
+    stages = (DOCS / "guides" / "stages.md").read_text()
+    assert "text_only_validation=TextOnlyValidationMode.SAY_ONLY" in stages
+    assert StageGlobalParameters(verification_prompt="x", text_only_validation=(
+        TextOnlyValidationMode.SAY_ONLY)).text_only_validation.name == "SAY_ONLY"

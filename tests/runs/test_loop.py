@@ -89,6 +89,34 @@ def test_decision_cap_ends_an_episode_that_keeps_calling(pick_place, tmp_path):
     assert summaries[0].status == DECISION_CAP and summaries[0].decisions == 3
     calls = store.episode_record("r", 0)["steps"][0]["calls"]
     assert calls[0]["failure_flag"] == "bad_call" and "Unknown object" in calls[0]["message"]
+    # the reason names the failed calls (the first two, with their messages)
+    reason = summaries[0].reason
+    assert reason.startswith("reached the cap of 3 decisions; 3 failed calls: "
+                             "panda.pick(object='moon'): Unknown object 'moon'")
+    assert reason.endswith("(+1 more)") and reason.count("panda.pick(object='moon')") == 2
+
+
+def test_an_exceeded_budget_names_the_failed_calls(pick_place, tmp_path):
+    task, executor = pick_place
+    agent = ScriptedAgent(lambda i: ({"tool_calls": [
+        {"name": "pick", "arguments": {"object": "moon"}, "target_robot_name": "panda"}]}, {}))
+    _, summaries = _run(task, executor, agent, tmp_path, episodes=1)
+    assert summaries[0].status == "exceeded"
+    assert summaries[0].reason.startswith(
+        "Stage 0 reached its maximum of 4 tool calls; 4 failed calls: "
+        "panda.pick(object='moon'): Unknown object 'moon'")
+
+
+def test_a_trace_with_a_misspelt_argument_names_the_failed_call(pick_place, tmp_path):
+    from magma_core.simulation.data_structures import Decision, ToolCall
+
+    task, executor = pick_place
+    decisions = task.perfect_trace().decisions()
+    decisions[1] = Decision(tool_calls=[ToolCall("place", {"zone": "zone_a"}, "panda")])
+    _, summaries = _run(task, executor, TraceAgent(decisions), tmp_path, episodes=1)
+    assert summaries[0].status == TRACE_EXHAUSTED
+    assert summaries[0].reason.endswith(
+        "; 1 failed call: panda.place(zone='zone_a'): Unknown arguments: zone. Missing arguments: area.")
 
 
 def test_a_trace_that_runs_out_ends_the_episode_trace_exhausted(pick_place, tmp_path):

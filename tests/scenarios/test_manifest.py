@@ -31,6 +31,31 @@ def test_manifest_validation():
         ScenarioManifest("demo", environments={"Env-v1": "pkg:env"})
 
 
+def test_an_unknown_manifest_key_names_the_manifest_and_the_key():
+    with pytest.raises(TypeError) as info:
+        ScenarioManifest("demo", enviroments={"Env-v1": "pkg.env"})
+    assert str(info.value).startswith(
+        "ScenarioManifest 'demo': unknown key 'enviroments' (did you mean 'environments'?")
+    with pytest.raises(TypeError, match="ScenarioManifest 'demo': unknown key 'preset'"):
+        ScenarioManifest(id="demo", preset={})
+
+
+@pytest.mark.sim
+def test_a_manifest_env_id_its_module_does_not_register_is_refused(providers):
+    from magma_core.scenarios import load_preset, register_environments
+
+    providers(_EntryPoint("t", ScenarioManifest("t", presets={
+        "P": "magma_scenarios.cube.presets:PickPlace"},
+        environments={"MagmaCube-v2": "magma_scenarios.cube.env"}), dist="typo-pkg"))
+    message = ("scenario manifest t (typo-pkg: t = typo-pkg.manifest:SCENARIO): environments "
+               "key 'MagmaCube-v2' is not an env id that importing magma_scenarios.cube.env "
+               "registers; did you mean 'MagmaCube-v1'?")
+    for load in (lambda: register_environments("t"), lambda: load_preset("t.P")):
+        with pytest.raises(ScenarioError) as info:
+            load()
+        assert str(info.value) == message
+
+
 def test_component_names():
     assert _split("cube.PickPlace") == ("cube", "PickPlace")
     for bad in ("cube", "a.b.c", ".X", "cube."):

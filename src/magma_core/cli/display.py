@@ -120,7 +120,7 @@ def why_line(summary: Any, traceback_command: Callable[[int], str] | None = None
     ``(traceback: COMMAND)`` for an ``error`` episode (rich markup)."""
     if summary.status == "success":
         return ""
-    reason = one_line(getattr(summary, "reason", "")) or "no reason recorded"
+    reason = one_line(getattr(summary, "reason", ""), limit=400) or "no reason recorded"
     line = f"why: {reason}"
     if summary.status == "error" and traceback_command is not None:
         line += f"  [dim](traceback: {escape(traceback_command(summary.episode))})[/dim]"

@@ -8,7 +8,11 @@ The run loop (:class:`~magma_core.runs.loop.RunLoop`) and the generator
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+from magma_core.simulation.executor.records import failed_calls_note
 
 #: Attempts a unit of work gets: a benchmark item against agent outages, a unit handed to
 #: Ray actors that died with it.
@@ -40,3 +44,13 @@ class LoopLimits:
         if decisions >= self.max_decisions:
             return DECISION_CAP, f"reached the cap of {self.max_decisions} decisions"
         return None
+
+
+
+def with_failed_calls(reason: str, steps: Iterable[Any], limit: int = 2) -> str:
+    """``reason`` followed by the episode's failed tool calls, the first ``limit`` with their
+    message (``; failed calls: robot.tool(k=v): MESSAGE; ... (+N more)``), so that an episode
+    the loop ends (a trace that ran out, a cap) says what went wrong where people look.
+    ``steps`` are the episode record's steps (each with ``calls``)."""
+    calls = [c for step in steps for c in getattr(step, "calls", ())]
+    return reason + failed_calls_note(calls, limit)

@@ -23,7 +23,13 @@ from magma_core.protocol.agent import AgentDecision, AgentInput, AgentOutput
 from magma_core.runs.agent_requests import AgentOutage, Pacing, SlotAnswer, SlotPipeline
 from magma_core.runs.agent_steps import exchange_of, merge_exchanges
 from magma_core.runs.events import Listener, no_listener
-from magma_core.runs.limits import DECISION_CAP, NO_ACTION, TRACE_EXHAUSTED, LoopLimits
+from magma_core.runs.limits import (
+    DECISION_CAP,
+    NO_ACTION,
+    TRACE_EXHAUSTED,
+    LoopLimits,
+    with_failed_calls,
+)
 from magma_core.runs.observe_images import attach_images
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
@@ -268,11 +274,12 @@ class RunLoop:
             return True
         if state.last_error is not None and state.last_error.code == TRACE_EXHAUSTED:
             reason = f"the reference trace ran out before the task ended: {state.last_error.message}"
-            self.executor.end_episode(state.slot, TRACE_EXHAUSTED, reason)
-            return True
-        end = self.limits.end_of(state.idle, state.decisions)
-        if end is not None:
-            self.executor.end_episode(state.slot, *end)
+            end: tuple[str, str] | None = (TRACE_EXHAUSTED, reason)
+        else:
+            end = self.limits.end_of(state.idle, state.decisions)
+        if end is not None:  # the reason also names the episode's failed calls
+            steps = self.executor.record(state.slot).steps
+            self.executor.end_episode(state.slot, end[0], with_failed_calls(end[1], steps))
         return end is not None
 
     def _finish(self, state: EpisodeState) -> EpisodeSummary:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -42,6 +43,19 @@ class ScenarioManifest:
     environments: Mapping[str, str] = field(default_factory=dict)
     suites: Mapping[str, str] = field(default_factory=dict)
     transforms: str = ""
+
+    def __new__(cls, *args: object, **kwargs: object) -> ScenarioManifest:
+        """Refuse an unknown key with a line naming the manifest and the key (the dataclass's
+        own ``__init__`` would only say "unexpected keyword argument")."""
+        known = [f.name for f in fields(cls)]
+        for key in kwargs:
+            if key not in known:
+                sid = args[0] if args else kwargs.get("id", "?")
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise TypeError(f"ScenarioManifest {sid!r}: unknown key {key!r} ({hint}"
+                                f"the keys are {', '.join(known)})")
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip() or self.id != self.id.strip():

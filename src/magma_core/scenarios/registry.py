@@ -6,8 +6,10 @@ modules that register the scenario's environments, then the class.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.resources
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -136,16 +138,36 @@ def get_scenario(scenario_id: str) -> ScenarioManifest:
 
 
 def register_environments(scenario_id: str) -> list[str]:
-    """Import the modules that register the scenario's gym envs; return the env ids."""
+    """Import the modules that register the scenario's gym envs; return the env ids.
+
+    An env id the manifest names but its module did not register is a one-line
+    :class:`ScenarioError` naming the manifest and the key (with the closest registered id)."""
     manifest = get_scenario(scenario_id)
     for env_id, module in manifest.environments.items():
         try:
             importlib.import_module(module)
         except Exception as exc:
             raise ScenarioError(f"cannot import {module} (registers {env_id}): {exc}") from exc
-    # Whether the import really registered the env is checked where envs are made (layer 4,
-    # ``SimBatch``): this layer never imports the simulator.
+    registered = _registered_env_ids()
+    for env_id, module in manifest.environments.items():
+        if registered is not None and env_id not in registered:
+            close = difflib.get_close_matches(env_id, sorted(registered), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ScenarioError(
+                f"scenario manifest {scenario_id} ({_providers()[scenario_id].source}): "
+                f"environments key "
+                f"{env_id!r} is not an env id that importing {module} registers{hint}")
     return list(manifest.environments)
+
+
+def _registered_env_ids() -> set[str] | None:
+    """The env ids registered with ManiSkill, or None when no imported module loaded it.
+
+    Read from the module already imported (this layer never imports the simulator itself;
+    ``SimBatch`` checks the task's env id where envs are made)."""
+    registration = sys.modules.get("mani_skill.utils.registration")
+    envs = getattr(registration, "REGISTERED_ENVS", None)
+    return set(envs) if isinstance(envs, dict) else None
 
 
 def _split(component: str) -> tuple[str, str]:

@@ -37,6 +37,7 @@ from magma_core.simulation.executor.records import (
     StepOutcome,
     StepRecord,
     ViewMessage,
+    failed_calls_note,
 )
 from magma_core.simulation.executor.slots import EngineContext, SlotState
 from magma_core.simulation.executor.state_checks import ScenarioFault, check_world
@@ -316,11 +317,9 @@ def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: Any
             )
             return True
     elif step.kind == "batch" and step.stage_state is StageState.EXCEEDED:
-        end_episode(
-            state,
-            EXCEEDED,
-            f"Stage {step.stage_index} reached its maximum of {stage.max_tool_calls} tool calls.",
-        )
+        note = failed_calls_note([c for s in state.record.steps for c in s.calls] + step.calls)
+        end_episode(state, EXCEEDED, f"Stage {step.stage_index} reached its maximum of "
+                    f"{stage.max_tool_calls} tool calls{note or '.'}")
     if not state.running or step.success is not StageSuccess.FINISH:
         state.messages = [feedback_message(step.feedback)]
     return False

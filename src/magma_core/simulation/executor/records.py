@@ -6,6 +6,7 @@ enums their values), so front ends can store or print records without knowing th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -128,6 +129,24 @@ class CallOutcome:
             "context": jsonable(self.context),
             "attempts": self.attempts,
         }
+
+
+def failed_calls_note(calls: Iterable[CallOutcome], limit: int = 2) -> str:
+    """``"; N failed call(s): robot.tool(k=v): MESSAGE; ..."`` for the failed ``calls`` (the
+    first ``limit`` shown, ``(+M more)`` after), "" when none failed: appended to the reason
+    of an episode that ends without success, so that it says what went wrong."""
+    failed = [c for c in calls if not c.ok]
+    if not failed:
+        return ""
+    shown = "; ".join(f"{_call_text(c)}: {c.message or c.failure_flag.name.lower()}"
+                      for c in failed[:limit])
+    more = f" (+{len(failed) - limit} more)" if len(failed) > limit else ""
+    return f"; {len(failed)} failed {'call' if len(failed) == 1 else 'calls'}: {shown}{more}"
+
+
+def _call_text(call: CallOutcome) -> str:
+    arguments = ", ".join(f"{k}={v!r}" for k, v in (call.arguments or {}).items())
+    return f"{call.robot + '.' if call.robot else ''}{call.tool}({arguments})"
 
 
 @dataclass

@@ -40,6 +40,9 @@ class EngineContext:
     tool_descriptions: list[dict[str, Any]]
     judge: Judge | None = None
     skills: Any = None  # a SkillAPI when the task runs with skills (see skill_steps)
+    #: stage ``id`` -> what checking its goals on the whole batch found ("" when right; see
+    #: ``verification.check_goals_on_batch``)
+    goal_batch_checks: dict[int, str] = field(default_factory=dict)
 
     @property
     def num_stages(self) -> int:

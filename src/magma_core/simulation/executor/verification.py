@@ -161,11 +161,44 @@ def attribute_edit_violation(stage: BaseTaskStage, outcomes: list[CallOutcome]) 
 def verify_stage(ctx: EngineContext, state: SlotState, obs: dict[str, Any]) -> int:
     """The current action stage's score for this slot: 1 done, 0 ongoing, -1 failed."""
     stage = ctx.stages[state.stage_index]
+    check_goals_on_batch(ctx, stage, obs)
     scores = stage.verify_completion(slice_obs(obs, state.slot), [state.stage_logs()], [list(state.logs)])
     score = int(torch.as_tensor(scores).reshape(-1)[0])
     if score not in (-1, 0, 1):
         raise ValueError(f"{type(stage).__name__}.verify_completion returned {score}, expected -1, 0 or 1")
     return score
+
+
+def check_goals_on_batch(ctx: EngineContext, stage: BaseTaskStage, obs: dict[str, Any]) -> None:
+    """With several slots: ``stage``'s goals on the whole batch's observation must return one
+    score per slot (``ValueError`` naming the goal otherwise, for every slot of the stage).
+
+    A slot is verified on its own one-row slice, where a goal that ignores the batch (one
+    score whatever the observation) looks right; on the batch it shows. Checked the first
+    time the stage is verified, remembered after. A goal that raises here is left to the
+    slot's own verification, which reports it."""
+    num_slots = ctx.sim.num_slots
+    if num_slots < 2 or not stage.goals:
+        return
+    problem = ctx.goal_batch_checks.get(id(stage))
+    if problem is None:
+        problem = ctx.goal_batch_checks[id(stage)] = _goal_batch_problem(stage, obs, num_slots)
+    if problem:
+        raise ValueError(problem)
+
+
+def _goal_batch_problem(stage: BaseTaskStage, obs: dict[str, Any], num_slots: int) -> str:
+    for goal in stage.goals:
+        try:
+            score = goal.verify(obs)
+        except Exception:  # noqa: S112 - the slot's own verification reports it
+            continue
+        shape = tuple(score.shape) if isinstance(score, torch.Tensor) else None
+        if shape is not None and shape != (num_slots,):
+            return (f"{goal.get_name()}.verify returned a tensor of shape {shape} for an "
+                    f"observation of {num_slots} slots; expected an int tensor of length "
+                    f"{num_slots} with -1/0/1, one per row of the observation")
+    return ""
 
 
 def judge_answer(

@@ -57,14 +57,17 @@ def object_xy(obs: dict[str, Any], name: str) -> torch.Tensor:
 
 def check_score(score: Any, num_envs: int | None, where: str) -> torch.Tensor:
     """Normalise a goal's output to a ``Tensor[N]`` of -1/0/1 (``ValueError`` otherwise)."""
+    expected = f"an int tensor of length {num_envs if num_envs is not None else 'N'} with -1/0/1"
     if not isinstance(score, torch.Tensor) or score.ndim != 1:
-        raise ValueError(f"{where} must return a 1-D tensor, got {_describe(score)}")
+        raise ValueError(f"{where} must return a 1-D tensor, got {_describe(score)}; "
+                         f"expected {expected}")
     if num_envs is not None and score.shape[0] != num_envs:
-        raise ValueError(f"{where} returned {score.shape[0]} scores for {num_envs} envs")
+        raise ValueError(f"{where} returned {score.shape[0]} scores for {num_envs} envs; "
+                         f"expected {expected}, one per row of the observation")
     if score.dtype == torch.bool or score.dtype.is_floating_point or score.dtype.is_complex:
         raise ValueError(
-            f"{where} returned a {str(score.dtype).removeprefix('torch.')} tensor; a goal returns "
-            "integer scores -1/0/1 per slot (e.g. `(...).to(torch.int64)` or `.long()`)")
+            f"{where} returned a {str(score.dtype).removeprefix('torch.')} tensor; expected "
+            f"{expected} (e.g. `(...).to(torch.int64)` or `.long()`)")
     score = score.to(SCORE_DTYPE)
     if not torch.isin(score, torch.tensor(SCORE_VALUES, device=score.device)).all():
         raise ValueError(f"{where} returned scores outside -1/0/1: {score.tolist()}")
