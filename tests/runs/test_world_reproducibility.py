@@ -44,3 +44,27 @@ def test_identical_runs_and_a_resumed_run_store_the_same_worlds(preset, episodes
     assert len(set(clean)) == episodes  # the episodes differ from each other
     assert _digests(tmp_path, "three-slots", episodes) == clean
     assert _digests(tmp_path, "resumed", episodes) == clean
+
+
+def test_reused_scenes_are_an_option_kept_with_the_run(tmp_path):
+    """``--reuse-scenes`` (``fresh_scenes=False``) reaches the simulator and the run's config;
+    its episodes still succeed, and the first episode of a slot (nothing ran before it) stores
+    the world a fresh-scene run stores."""
+    from magma_core.cli import build_parser
+    from magma_core.cli.run import spec_from_args
+    from magma_core.runs.assembly import open_executor
+    from magma_core.scenarios import load_preset
+
+    args = build_parser().parse_args(["run", "cube.PickPlace", "--reuse-scenes"])
+    assert spec_from_args(args).fresh_scenes is False
+    assert spec_from_args(build_parser().parse_args(["run", "cube.PickPlace"])).fresh_scenes is True
+    with open_executor(load_preset("cube.PickPlace")(), 1, 0, None, "cpu", fresh_scene=False) as ex:
+        assert ex.sim.fresh_scene is False
+    for name, fresh in (("fresh", True), ("reused", False)):
+        result = run(RunSpec(target="cube.PickPlace", episodes=2, out=tmp_path, name=name,
+                             backend="cpu", fresh_scenes=fresh))
+        assert [s.status for s in result.summaries] == ["success", "success"]
+    with open_store(tmp_path, create=False) as store:
+        assert store.get_run("reused")["config"]["fresh_scenes"] is False
+        assert "fresh_scenes" not in store.get_run("fresh")["config"]
+    assert _digests(tmp_path, "reused", 2)[0] == _digests(tmp_path, "fresh", 2)[0]

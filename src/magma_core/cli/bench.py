@@ -13,6 +13,7 @@ from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.run import (
+    add_reuse_scenes_option,
     add_skills_option,
     add_user_option,
     non_negative_int,
@@ -63,6 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_agent_options(p)
     add_config_option(p)
     add_user_option(p, "trial")
+    add_reuse_scenes_option(p)
     add_skills_option(p)
     add_ray_option(p)
     p.set_defaults(func=run_command)
@@ -114,6 +116,7 @@ def run_command(args: Any) -> int:
     spec = BenchSpec(args.suite, limits=limits, agent=args.agent, judge=args.judge, trials=args.trials,
                      slots=args.slots, workers=args.workers or 1, seed=args.seed, out=args.out,
                      ray=ray_cluster_from(args, actors=args.workers), observe=observe_of(args),
+                     fresh_scenes=not args.reuse_scenes,
                      name=args.name, backend=args.backend,
                      agent_options=chat_options_from(args).given(), judge_options=judge_options_from(args),
                      skills=tuple(args.skills) if args.skills else None, user=args.user)

@@ -188,14 +188,15 @@ def freeze_loaded_objects() -> None:
 def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
     env_options: dict[str, Any] | None = None, skills: list[type] | None = None,
-    render: bool = False,
+    render: bool = False, fresh_scene: bool = True,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error.
     The first engine of a process first calls :func:`freeze_loaded_objects`."""
     freeze_loaded_objects()
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
-                        env_options=env_options, skills=skills, render=render)
+                        env_options=env_options, skills=skills, render=render,
+                        fresh_scene=fresh_scene)
     except UserError:
         raise
     except ValueError as exc:
@@ -218,7 +219,8 @@ def run_episodes(
     in this process and in every worker process. Closes the engine, not ``parts``."""
     observe_images = "images" in spec.observe
     executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
-                             spec.env_options, parts.skills, render=observe_images)
+                             spec.env_options, parts.skills, render=observe_images,
+                             fresh_scene=spec.fresh_scenes)
     if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
         parts.agent.on_notice = lambda line: listener("notice", None, line)
     options: dict[str, Any] = dict(episodes=spec.episodes, seed=spec.seed, limits=spec.limits,

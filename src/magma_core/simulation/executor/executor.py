@@ -78,6 +78,7 @@ class Executor:
         backend: simulator backend, ``"auto"``, ``"cpu"`` or ``"gpu"``.
         env_options: ``gym.make`` options over the task's own ``env_options``.
         render: build the simulator with cameras for :meth:`camera_images` (default off: free).
+        fresh_scene: a fresh PhysX scene per episode (bit-identical worlds; ``SimBatch``'s).
         sim: an already-built ``Simulator`` to run on (a ``SimBatch``, or a stand-in).
         motion: the motion driver (default: the simulation layer's, on ``sim``).
         skills: run with skills (``BaseSkill`` classes; ``[]``: the plain tools as one-call
@@ -95,6 +96,7 @@ class Executor:
         backend: str = "auto",
         env_options: Mapping[str, Any] | None = None,
         render: bool = False,
+        fresh_scene: bool = True,
         sim: Simulator | None = None,
         motion: MotionDriver | None = None,
         skills: Sequence[type] | None = None,
@@ -119,6 +121,7 @@ class Executor:
                 reset_options=task.initialization_parameters.reset_options,
                 backend=backend,
                 render=render,
+                fresh_scene=fresh_scene,
             )
         self._owns_sim = owns_sim
         try:
