@@ -226,7 +226,8 @@ class _Display:
         elif event == "begin":
             if payload.stored:
                 self.console.print(
-                    f"resuming run {payload.name!r}: {payload.stored} episode(s) already stored"
+                    f"resuming run {payload.name!r}: {payload.stored} episode(s) already stored "
+                    "(they are kept as they ended; a new --name starts over)"
                 )
             if payload.todo:
                 command = traceback_command(payload.name, self.out)

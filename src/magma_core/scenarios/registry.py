@@ -10,6 +10,7 @@ import difflib
 import importlib
 import importlib.resources
 import sys
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -147,7 +148,7 @@ def register_environments(scenario_id: str) -> list[str]:
         try:
             importlib.import_module(module)
         except Exception as exc:
-            raise ScenarioError(f"cannot import {module} (registers {env_id}): {exc}") from exc
+            raise ScenarioError(f"cannot import {module} (registers {env_id}): {exc}{where(exc)}") from exc
     registered = _registered_env_ids()
     for env_id, module in manifest.environments.items():
         if registered is not None and env_id not in registered:
@@ -158,6 +159,18 @@ def register_environments(scenario_id: str) -> list[str]:
                 f"environments key "
                 f"{env_id!r} is not an env id that importing {module} registers{hint}")
     return list(manifest.environments)
+
+
+def where(exc: BaseException) -> str:
+    """`` (at FILE:LINE)``: the innermost frame of ``exc``'s traceback outside the Python
+    runtime and MAGMA's loader (the scenario's own line), or ``""`` when there is none; a
+    ``SyntaxError`` names its own file and line."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" (at {exc.filename}:{exc.lineno})"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "importlib" not in f.filename and not f.filename.startswith("<")
+              and f.filename != __file__]
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
 def _registered_env_ids() -> set[str] | None:
@@ -184,7 +197,7 @@ def _import_target(target: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
-        raise ScenarioError(f"cannot import {module_name}: {exc}") from exc
+        raise ScenarioError(f"cannot import {module_name}: {exc}{where(exc)}") from exc
     try:
         return getattr(module, attr)
     except AttributeError:
