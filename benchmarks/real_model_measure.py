@@ -48,7 +48,8 @@ def fits(value: Any, schema: Any) -> bool:
     if isinstance(kind, str) and kind in _TYPES:
         if isinstance(value, bool) and kind in ("integer", "number"):
             return False
-        if not isinstance(value, _TYPES[kind]):
+        whole = kind == "integer" and isinstance(value, float) and value.is_integer()  # 1.0 is an integer
+        if not isinstance(value, _TYPES[kind]) and not whole:
             return False
     if isinstance(value, str) and isinstance(schema.get("maxLength"), int) and len(value) > schema["maxLength"]:
         return False

@@ -140,6 +140,8 @@ def test_the_offered_tools_are_read_from_either_kind_of_request():
     ({"n": 1}, {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}, True),
     ({"n": True}, {"type": "object", "properties": {"n": {"type": "integer"}}}, False),  # a bool is no number
     ({"n": 1.5}, {"type": "object", "properties": {"n": {"type": "number"}}}, True),
+    ({"n": 2.0}, {"type": "object", "properties": {"n": {"type": "integer"}}}, True),
+    ({"n": 2.5}, {"type": "object", "properties": {"n": {"type": "integer"}}}, False),
     ({}, {"type": "object", "required": ["n"]}, False),
     ({"x": 1}, {"type": "object", "properties": {}, "additionalProperties": False}, False),
     ("a" * 201, {"type": "string", "maxLength": 200}, False),
