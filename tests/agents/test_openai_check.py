@@ -176,3 +176,37 @@ def test_serve_agent_warns_about_an_unlisted_model(fake_openai):
         process.terminate()
         _, err = process.communicate(timeout=20)
     assert "magma: warning: model 'gamma' is not among" in err
+
+
+@pytest.mark.parametrize(("agent_timeout", "waits"), [(0.5, 10.0), (30.0, 30.0), (120.0, 60.0), (900.0, 60.0)])
+def test_the_pre_check_waits_the_agent_timeout_clamped_to_10_60_s(agent_timeout, waits):
+    from magma_core.agents.openai_chat import check_timeout
+
+    assert check_timeout(agent_timeout) == waits
+
+
+def test_a_busy_server_passes_the_pre_check_of_an_agent_with_a_short_timeout(fake_openai):
+    """The agent waits 1 s per reply, but its pre-check waits at least 10 s: a local server
+    that answers ``/models`` after 2 s (busy with an earlier reply) is usable."""
+    fake_openai.routes["GET /v1/models"] = [("hang", 2.0)]
+    fake_openai.hang_reply = _models("m")
+    with _agent(fake_openai.base_url, timeout=1.0) as agent:
+        started = time.monotonic()
+        agent.check()
+        assert 2.0 <= time.monotonic() - started < 10.0
+        assert agent.check_warning is None
+
+
+def test_the_pre_check_gives_up_at_its_ceiling_not_the_agent_timeout(fake_openai, monkeypatch):
+    """A hanging ``/models`` fails the check at the clamped wait (the ceiling lowered to 1 s
+    here, for speed), although the agent would wait 300 s for a reply."""
+    from magma_core.agents import openai_chat
+
+    monkeypatch.setattr(openai_chat, "CHECK_TIMEOUT_MAX_S", 1.0)
+    monkeypatch.setattr(openai_chat, "CHECK_TIMEOUT_MIN_S", 0.5)
+    fake_openai.routes["GET /v1/models"] = [("hang", 4.0)]
+    with _agent(fake_openai.base_url, timeout=300.0) as agent:
+        started = time.monotonic()
+        with pytest.raises(AgentCheckError, match="unreachable"):
+            agent.check()
+        assert time.monotonic() - started < 3.0

@@ -285,13 +285,13 @@ class ChatClient:
                          finish_reason=finish, attempt_log=log, request=body)
 
     def list_models(self, timeout: float = 10.0, max_bytes: int = 4 * 1024 * 1024) -> ModelList:
-        """``GET {base_url}/models`` once (no retries, at most ``timeout`` seconds, bounded by
-        the client's own timeout). Any HTTP status is returned; raise :class:`ChatError`
+        """``GET {base_url}/models`` once (no retries, at most ``timeout`` seconds, which the
+        caller chooses: it may exceed the client's per-reply timeout). Any HTTP status is returned; raise :class:`ChatError`
         (``timeout``, ``transport_error``, ``response_too_large``) when no reply came."""
         url = f"{self.base_url}/models"
         try:
             reply = request_with_retries(
-                self._client, "GET", url, timeout=min(timeout, self.timeout), retries=0,
+                self._client, "GET", url, timeout=timeout, retries=0,
                 backoff=0.0, max_bytes=max_bytes,
             )
         except TransportFailure as exc:

@@ -28,6 +28,8 @@ body, the raw reply (``output_raw``), ``usage`` (tokens of every attempt, summed
 
 :meth:`OpenAIChatAgent.check` probes ``GET {base_url}/models`` once, so an unreachable
 endpoint or a refused API key fails before a run starts (see its doc for what is accepted).
+It waits :func:`check_timeout` of the agent's timeout: a busy local server (still generating
+an earlier reply) answers late, so the wait grows with the timeout, within 10-60 s.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ from magma_core.protocol.agent import AgentDecision, AgentInfo, AgentInput, Agen
 __all__ = ["OpenAIChatAgent", "ReplyError", "json_schema_for", "parse_message", "read_history",
            "tool_schemas", "turn_messages"]
 
-CHECK_TIMEOUT_S = 10.0
+#: the pre-check's wait (``GET /models``) is the agent's timeout, clamped to these bounds
+CHECK_TIMEOUT_MIN_S, CHECK_TIMEOUT_MAX_S = 10.0, 60.0
 HISTORY_KEY = "history"
 ROLES = ("system", "user", "assistant", "tool")
 #: Error codes after which the same input is sent again (the endpoint was not reached).
@@ -174,6 +177,13 @@ def _model_listed(model: str, listed: list[str]) -> bool:
     return model in listed or f"{model}:latest" in listed or model.removesuffix(":latest") in listed
 
 
+def check_timeout(agent_timeout_s: float) -> float:
+    """Seconds the pre-check (``GET /models``) waits: the agent's per-attempt timeout, clamped
+    to :data:`CHECK_TIMEOUT_MIN_S`-:data:`CHECK_TIMEOUT_MAX_S` (never so short that a busy
+    server fails the check, never so long that a dead endpoint holds the run back)."""
+    return min(CHECK_TIMEOUT_MAX_S, max(CHECK_TIMEOUT_MIN_S, float(agent_timeout_s)))
+
+
 class OpenAIChatAgent(CandidateAgent):
     """An agent calling ``model`` at an OpenAI-compatible ``base_url`` (e.g.
     ``http://localhost:8000/v1``); the API key, if any, is read from ``api_key_env``.
@@ -245,8 +255,9 @@ class OpenAIChatAgent(CandidateAgent):
     def max_tokens(self) -> int | None:
         return self.options.max_tokens
 
-    def check(self, timeout: float = CHECK_TIMEOUT_S) -> AgentInfo:
-        """Probe ``GET {base_url}/models`` once (no retries, at most ``timeout`` seconds).
+    def check(self, timeout: float | None = None) -> AgentInfo:
+        """Probe ``GET {base_url}/models`` once (no retries, at most ``timeout`` seconds;
+        default :func:`check_timeout` of the agent's timeout).
 
         Raise :class:`AgentCheckError` when the endpoint is unreachable (connection error,
         timeout) or refuses the API key (HTTP 401/403). Anything else is accepted: servers
@@ -257,7 +268,7 @@ class OpenAIChatAgent(CandidateAgent):
         client = self.client
         self.check_warning = None
         try:
-            listing = client.list_models(timeout)
+            listing = client.list_models(check_timeout(self.options.timeout_s) if timeout is None else timeout)
         except ChatError as exc:
             raise AgentCheckError(f"the model server at {client.base_url} is unreachable: {exc.message}") from None
         where = f"the model server at {client.base_url}"

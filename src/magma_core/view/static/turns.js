@@ -25,7 +25,10 @@ export function turn(step, i, record, usage, frames = []) {
     usage && usage.latency_s !== undefined ? h("span", { title: "time waiting for the agent" }, `agent ${fmtSeconds(usage.latency_s)}`) : null,
     timings.total_s !== undefined ? h("span", { title: "engine time for this decision" }, `engine ${fmtSeconds(timings.total_s)}`) : null);
   const body = h("div", { class: "turn-body" });
-  for (const input of step.inputs || []) {
+  const inputs = step.inputs || [];
+  const sent = inputs.some((input) => input.kind === "env") ? sentTurn(usage) : null;
+  if (sent) body.appendChild(feedbackSent(sent, inputs));
+  else for (const input of inputs) {
     body.appendChild(collapsible(input.kind === "env" ? "env" : "user", input.kind === "env" ? "engine feedback → agent" : "user", readable(input.content)));
   }
   const decision = step.decision || {};
@@ -77,6 +80,45 @@ function callBlock(call) {
       h("div", { class: "res" }, h("span", { class: "mark" }, ok ? "✓" : "✗"),
         h("span", { "data-testid": "call-result" }, call.message || (ok ? "ok" : "failed")),
         flags.map((f) => h("span", { class: "flag" }, f))));
+}
+
+// What the model received for this decision: the messages its request added after the last
+// assistant message (the engine's report as the agent rendered it, in the run's report role:
+// ``tool`` messages, or a ``user`` message with the tool messages pointing to it), from the
+// last exchange that kept its request. None for agents without one (trace, http agents get
+// the engine's report as it is).
+export function sentTurn(usage) {
+  const calls = (usage && Array.isArray(usage.model_calls)) ? usage.model_calls : [];
+  for (let i = calls.length - 1; i >= 0; i--) {
+    const call = calls[i] || {};
+    const messages = call.component !== "summariser" && call.request && Array.isArray(call.request.messages) ? call.request.messages : [];
+    if (!messages.length) continue;
+    let start = messages.length;
+    while (start > 0 && (messages[start - 1] || {}).role !== "assistant") start--;
+    if (start === 0) while (start < messages.length && (messages[start] || {}).role === "system") start++;
+    const tail = messages.slice(start).filter((m) => m && (m.role === "user" || m.role === "tool"));
+    return tail.length ? tail : null;
+  }
+  return null;
+}
+
+function messageText(m) {
+  return typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? null);
+}
+
+// The "engine feedback → agent" box of a model agent: the messages as sent, each with its
+// role; the engine's own report (JSON) stays one click away.
+function feedbackSent(sent, inputs) {
+  const roles = [...new Set(sent.map((m) => m.role))];
+  const text = sent.length === 1 ? messageText(sent[0]) : sent.map((m) => `[${m.role}] ${messageText(m)}`).join("\n");
+  const box = collapsible("env", "engine feedback → agent", text);
+  box.dataset.testid = "feedback-sent";
+  box.querySelector(".who").appendChild(h("span", { class: "muted", "data-testid": "feedback-role" },
+    ` · as the model received it: ${roles.join(" + ")} message${sent.length === 1 ? "" : "s"}`));
+  box.appendChild(h("details", { class: "engine-report", onclick: (e) => e.stopPropagation() },
+    h("summary", {}, "the engine's report"),
+    h("pre", { "data-testid": "engine-report" }, inputs.map((input) => readable(input.content)).join("\n\n"))));
+  return box;
 }
 
 export function readable(content) {
