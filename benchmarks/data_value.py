@@ -17,10 +17,10 @@ Phases (``--phases``, default all, in this order; each prints its rows, steps an
   with its 95% Wilson interval, pass^k, calls per decision, valid-call rate, seconds per
   decision, and an exact McNemar test on the paired (item, trial) outcomes.
 
-Every run is resumable (same names, same ``--out``). ``--smoke``: 2 items, 2 trees, 1 step
-(without the training extras only the data phase runs, and says so).
+Every run is resumable (same names, same ``--out``). ``--smoke``: 1 item, 2 trees, 2 rows, 1 step,
+16-token replies (without the training extras only the data phase runs, and says so).
 
-    .venv/bin/python benchmarks/data_value.py [--out runs/data-value] [--data noisy] [--steps 24]
+    .venv/bin/python benchmarks/data_value.py [--out runs/data-value] [--data noisy] [--steps 20]
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ DATA_AGENTS = {  # --data -> magma gen options
     "coached": ["--agent", "noisy-trace:0.3", "--branches", "2", "--coach", "trace"],
 }
 SMOKE_SUITE = f"""name: {SUITE}-smoke
-description: the first 2 items of {SUITE} (benchmarks/data_value.py --smoke)
+description: the first item of {SUITE} (benchmarks/data_value.py --smoke)
 conditions: [clean]
 skeletons:
-  - {{definition: {DEFINITION}, seeds: 2, first_seed: {HELD_OUT_FIRST_SEED}, length_bucket: short}}
+  - {{definition: {DEFINITION}, seeds: 1, first_seed: {HELD_OUT_FIRST_SEED}, length_bucket: short}}
 """
 
 
@@ -255,7 +255,7 @@ def main() -> int:
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated, of " + ", ".join(PHASES))
     parser.add_argument("--data", choices=tuple(DATA_AGENTS), default="noisy")
     parser.add_argument("--trees", type=int, default=48, help="generated trees (one seed each, from 0)")
-    parser.add_argument("--steps", type=int, default=24, help="optimizer steps")
+    parser.add_argument("--steps", type=int, default=20, help="optimizer steps")
     parser.add_argument("--rows", type=int, default=None, help="train on the first N rows only")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--dpo", action="store_true", help="then DPO on the preference rows")
@@ -264,10 +264,11 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=48, help="cap on each reply's tokens")
     parser.add_argument("--threads", type=int, default=1,
                         help="the model server's torch threads (1: fastest on a busy machine)")
-    parser.add_argument("--smoke", action="store_true", help="2 items, 2 trees, 1 step")
+    parser.add_argument("--smoke", action="store_true", help="1 item, 2 trees, 1 step")
     args = parser.parse_args()
     if args.smoke:
-        args.trees, args.steps, args.rows, args.batch_size, args.max_decisions = 2, 1, 2, 1, 4
+        args.trees, args.steps, args.rows, args.batch_size = 2, 1, 2, 1
+        args.max_decisions, args.max_tokens = 3, 16
     args.out = (args.out or Path("runs") / ("data-value-smoke" if args.smoke else "data-value")).resolve()
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
     unknown = set(phases) - set(PHASES)

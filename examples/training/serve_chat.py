@@ -29,6 +29,7 @@ END_MARKERS = ("<|im_end|>", "<|endoftext|>")
 LOOPBACK = "127.0.0.1"
 
 
+# --8<-- [start:parse]
 def parse_reply(text: str, call_prefix: str = "call") -> dict[str, Any]:
     """The assistant message (OpenAI shape) of a model's raw reply ``text``."""
     for marker in END_MARKERS:
@@ -71,6 +72,7 @@ def _call(body: str) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(arguments, dict):
         return None
     return data["name"], arguments
+# --8<-- [end:parse]
 
 
 class ChatModel:
@@ -106,20 +108,26 @@ class ChatModel:
             number = self.served
         new = out[0][ids["input_ids"].shape[1]:]
         text = self.tokenizer.decode(new, skip_special_tokens=False)
-        message = parse_reply(text, call_prefix=f"call_{number}")
-        finish = "tool_calls" if message.get("tool_calls") else (
-            "length" if len(new) >= limit and not any(m in text for m in END_MARKERS) else "stop")
-        prompt_tokens = int(ids["input_ids"].shape[1])
-        return {"id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
-                "model": body.get("model", self.name),
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(new),
-                          "total_tokens": prompt_tokens + len(new)}}
+        return response(body, text, int(ids["input_ids"].shape[1]), len(new), limit, number, self.name)
 
 
-def make_server(chat: ChatModel, port: int = 0) -> ThreadingHTTPServer:
+def response(body: dict[str, Any], text: str, prompt_tokens: int, completion_tokens: int,
+             limit: int, number: int, model: str) -> dict[str, Any]:
+    """The chat-completion response (OpenAI shape) of the raw reply ``text`` to ``body``."""
+    message = parse_reply(text, call_prefix=f"call_{number}")
+    finish = "tool_calls" if message.get("tool_calls") else (
+        "length" if completion_tokens >= limit and not any(m in text for m in END_MARKERS) else "stop")
+    return {"id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", model),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+def make_server(chat: Any, port: int = 0) -> ThreadingHTTPServer:
     """An HTTP server on 127.0.0.1:``port`` (0: a free port) answering ``/v1/models`` and
-    ``/v1/chat/completions``; call ``serve_forever`` on it."""
+    ``/v1/chat/completions`` with ``chat`` (a :class:`ChatModel`, or anything with a ``name``
+    and a ``complete(body) -> response``); call ``serve_forever`` on it."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:  # quiet

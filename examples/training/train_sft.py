@@ -79,6 +79,7 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
                   logging_steps=1, save_strategy="no", report_to="none", use_cpu=True, bf16=False,
                   seed=seed, dataloader_num_workers=0, lr_scheduler_type="constant",
                   warmup_steps=0, max_length=max_length, gradient_checkpointing=False)
+    # --8<-- [start:trainer]
     if dpo:
         config = DPOConfig(**common, beta=0.1)
         trainer = DPOTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
@@ -87,6 +88,7 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
         config = SFTConfig(**common, assistant_only_loss=True)
         trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
                              peft_config=lora_config(lora_r))
+    # --8<-- [end:trainer]
     if before_train is not None:
         before_train(trainer.model)
     trainer.train()
