@@ -20,7 +20,7 @@ Phases (``--phases``, default all, in this order; each prints its rows, steps an
 Every run is resumable (same names, same ``--out``). ``--smoke``: 1 item, 2 trees, 2 rows, 1 step,
 16-token replies (without the training extras only the data phase runs, and says so).
 
-    .venv/bin/python benchmarks/data_value.py [--out runs/data-value] [--data noisy] [--steps 20]
+    .venv/bin/python benchmarks/data_value.py [--out runs/data-value] [--data noisy] [--steps 12]
 """
 
 from __future__ import annotations
@@ -226,7 +226,8 @@ def phase_data(args: argparse.Namespace, names: dict[str, str]) -> dict[str, Any
 
 def phase_train(args: argparse.Namespace, names: dict[str, str]) -> dict[str, Any]:
     sft = [sys.executable, str(TRAINING / "train_sft.py"), names["chat"], "--out", names["sft"],
-           "--steps", str(args.steps), "--batch-size", str(args.batch_size)]
+           "--steps", str(args.steps), "--batch-size", str(args.batch_size),
+           "--learning-rate", str(args.learning_rate)]
     if args.rows:
         sft += ["--rows", str(args.rows)]
     if not (Path(names["sft"]) / "training.json").exists():
@@ -255,7 +256,8 @@ def main() -> int:
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated, of " + ", ".join(PHASES))
     parser.add_argument("--data", choices=tuple(DATA_AGENTS), default="noisy")
     parser.add_argument("--trees", type=int, default=48, help="generated trees (one seed each, from 0)")
-    parser.add_argument("--steps", type=int, default=20, help="optimizer steps")
+    parser.add_argument("--steps", type=int, default=12, help="optimizer steps (12 x 4 rows: about one epoch)")
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="the LoRA adapter's (SFT)")
     parser.add_argument("--rows", type=int, default=None, help="train on the first N rows only")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--dpo", action="store_true", help="then DPO on the preference rows")
