@@ -118,6 +118,9 @@ def bench_figures(out: Path, name: str) -> dict[str, Any]:
             ends.append(timing["ended_at"])
     return {"name": name, "success": metrics["success"], "pass_k": metrics["pass_k"],
             "trials": len(trials), "outcomes": {(t.item["item_id"], t.trial): t.success for t in trials},
+            "first_stage": {(t.item["item_id"], t.trial): t.stages_passed > 0 for t in trials},
+            "progression": (sum(t.stages_passed / t.stages_total for t in trials if t.stages_total)
+                            / len(trials)) if trials else 0.0,
             "statuses": metrics["terminal_status_counts"], "wall_s": (max(ends) - min(starts)) if ends else 0.0,
             **call_figures(steps, waited)}
 
@@ -125,8 +128,13 @@ def bench_figures(out: Path, name: str) -> dict[str, Any]:
 def report_table(base: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """The before/after lines and the paired test."""
     test = mcnemar_exact(base["outcomes"], after["outcomes"])
+    stage = mcnemar_exact(base.get("first_stage", {}), after.get("first_stage", {}))
     rows = [("success", fmt_rate(base["success"]), fmt_rate(after["success"])),
             ("pass^k", json.dumps(base["pass_k"]), json.dumps(after["pass_k"])),
+            ("first stage passed", str(sum(base.get("first_stage", {}).values())),
+             str(sum(after.get("first_stage", {}).values()))),
+            ("progression (stages passed / stages)", f"{base.get('progression', 0.0):.2f}",
+             f"{after.get('progression', 0.0):.2f}"),
             ("decisions", str(base["decisions"]), str(after["decisions"])),
             ("calls per decision", f"{base['calls_per_decision']:.2f}", f"{after['calls_per_decision']:.2f}"),
             ("valid-call rate (valid/written)", f"{base['valid_call_rate']:.2f}", f"{after['valid_call_rate']:.2f}"),
@@ -139,6 +147,8 @@ def report_table(base: dict[str, Any], after: dict[str, Any]) -> list[str]:
     lines += [f"{label:{width}}  {b:28}  {a}" for label, b, a in rows]
     lines.append(f"paired (exact McNemar) over {test['pairs']} (item, trial) pairs: {test['gained']} gained, "
                  f"{test['lost']} lost, p = {test['p']:.4f}")
+    lines.append(f"paired (exact McNemar) on the first stage passed: {stage['gained']} gained, "
+                 f"{stage['lost']} lost, p = {stage['p']:.2g}")
     return lines
 
 
@@ -194,6 +204,7 @@ def bench(args: argparse.Namespace, suite: Path, model: str | Path, model_name: 
         magma("bench", "run", str(suite), "--agent", f"openai:{model_name}@{server.url}",
               "--trials", str(args.trials), "--max-decisions", str(args.max_decisions),
               "--max-tokens", str(args.max_tokens), "--temperature", "0",
+              "--stage-decoding", args.stage_decoding,
               "--name", run, "--out", str(args.out))
 
 
@@ -266,6 +277,9 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=48, help="cap on each reply's tokens")
     parser.add_argument("--threads", type=int, default=1,
                         help="the model server's torch threads (1: fastest on a busy machine)")
+    parser.add_argument("--stage-decoding", choices=("on", "off"), default="off",
+                        help="the agent's stage-aware decoding (off: every tool offered at every "
+                             "decision, as in the exported rows the model is trained on)")
     parser.add_argument("--smoke", action="store_true", help="1 item, 2 trees, 1 step")
     args = parser.parse_args()
     if args.smoke:
@@ -284,10 +298,11 @@ def main() -> int:
         raise SystemExit(f"data-value: {missing}")
     tag = f"{args.data}{'-dpo' if args.dpo else ''}{f'-r{args.rows}' if args.rows else ''}-s{args.steps}"
     exports = args.out / "exports"
-    names = {"base": "dv-base", "gen": f"dv-data-{args.data}-t{args.trees}",
+    decoding = "-all-tools" if args.stage_decoding == "off" else ""
+    names = {"base": f"dv-base{decoding}", "gen": f"dv-data-{args.data}-t{args.trees}",
              "chat": str(exports / f"dv-data-{args.data}-t{args.trees}-chat"),
              "preference": str(exports / f"dv-data-{args.data}-t{args.trees}-preference"),
-             "sft": str(args.out / f"tuned-{tag.replace('-dpo', '')}"), "after": f"dv-after-{tag}"}
+             "sft": str(args.out / f"tuned-{tag.replace('-dpo', '')}"), "after": f"dv-after-{tag}{decoding}"}
     names["tuned"] = str(args.out / f"tuned-{tag}") if args.dpo else names["sft"]
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     suite = compile_suite(args) if set(phases) & {"baseline", "after"} else None

@@ -56,5 +56,6 @@ def test_the_table_shows_both_runs_and_the_paired_test():
 
     lines = data_value.report_table(run("dv-base", "10000000"), run("dv-after", "01111111"))
     assert "1/8 = 12% [2–47]" in lines[1] and "7/8 = 88% [53–98]" in lines[1]
-    assert lines[-1] == "paired (exact McNemar) over 8 (item, trial) pairs: 7 gained, 1 lost, p = 0.0703"
+    assert lines[-2] == "paired (exact McNemar) over 8 (item, trial) pairs: 7 gained, 1 lost, p = 0.0703"
+    assert lines[-1] == "paired (exact McNemar) on the first stage passed: 0 gained, 0 lost, p = 1"
     assert data_value.fmt_rate(rate(0, 0)) == "n/a"
