@@ -138,11 +138,11 @@ $(RL_STAMP): $(STAMP)
 test-rl: $(RL_STAMP)
 	$(BIN)/python -m pytest -m rl_trainers tests/rl_trainers -q -p no:randomly -n 0
 
-# The data-value experiment (opt-in, about an hour on 2 busy cores): SmolLM2-135M-Instruct on
+# The data-value experiment (opt-in, about 20 minutes on 2 busy cores with the default trace-agent data, plus the install): SmolLM2-135M-Instruct on
 # the held-out suite short_heldout, trained on MAGMA data (TRL SFT + LoRA), benchmarked again;
 # prints each phase's cost and the before/after table (docs/guides/training-on-magma-data.md).
 # The same extras as test-rl, in the same venv (torch pinned first).
-# DATA_VALUE_ARGS: e.g. --data trace, --steps 40, --rows 32, --dpo, --smoke.
+# DATA_VALUE_ARGS: e.g. --data noisy, --steps 12, --rows 32, --dpo, --smoke.
 DATA_VALUE_ARGS ?=
 data-value: $(RL_STAMP)
 	nice -n 10 $(BIN)/python benchmarks/data_value.py $(DATA_VALUE_ARGS)
