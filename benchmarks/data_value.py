@@ -43,6 +43,9 @@ PHASES = ("baseline", "data", "train", "after", "report")
 SUITE = "short_heldout"
 DEFINITION = "sorting.ShortSorting"
 HELD_OUT_FIRST_SEED = 1000
+#: gen's --max-nodes counts candidates over all trees: 16 per tree lets noisy branches reach the
+#: completion stage (at the default 200, 48 noisy trees spent every node on the first stage)
+NODES_PER_TREE = 16
 DATA_AGENTS = {  # --data -> magma gen options
     "trace": ["--agent", "trace", "--branches", "1"],
     "noisy": ["--agent", "noisy-trace:0.3", "--branches", "2"],
@@ -224,7 +227,8 @@ def phase_data(args: argparse.Namespace, names: dict[str, str]) -> dict[str, Any
     if args.trees > HELD_OUT_FIRST_SEED:
         raise SystemExit(f"--trees {args.trees} would reach the held-out seeds ({HELD_OUT_FIRST_SEED}+)")
     magma("gen", DEFINITION, *DATA_AGENTS[args.data], "--trees", str(args.trees), "--seed", "0",
-          "--slots", "2", "--max-decisions", "12", "--name", names["gen"], "--out", str(args.out))
+          "--slots", "2", "--max-decisions", "12", "--max-nodes", str(NODES_PER_TREE * args.trees),
+          "--name", names["gen"], "--out", str(args.out))
     counts = {}
     for fmt, folder in (("chat-jsonl", names["chat"]), ("preference-jsonl", names["preference"])):
         if not (Path(folder) / "manifest.json").exists():
