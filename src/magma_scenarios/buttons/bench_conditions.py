@@ -26,16 +26,16 @@ from typing import Any
 from magma_core.serialization import encode_value
 from magma_scenarios.buttons.tools import StuckButton
 from magma_scenarios.buttons.world import BUTTONS
+from magma_scenarios.common.spec_edits import apply_condition
+from magma_scenarios.common.spec_edits import insert_stage as _insert_stage
+from magma_scenarios.common.spec_edits import set_instruction as _set_instruction
+from magma_scenarios.common.spec_edits import stage_args as _args
 
 STAGE = "magma_scenarios.buttons.stages:ButtonsStage"
 IN_ORDER = "magma_scenarios.buttons.stages:PressedInOrder"
 NEVER = "magma_scenarios.buttons.stages:NeverPressed"
 ANSWER_QUESTION = "magma_scenarios.common.stages:AnswerQuestion"
 RESUME = "Thanks. Now continue with what you were doing."
-
-
-def _args(entry: dict[str, Any]) -> dict[str, Any]:
-    return entry["spec"]["arguments"]
 
 
 def _is_action(entry: dict[str, Any]) -> bool:
@@ -75,20 +75,6 @@ def _lights(events: list[dict[str, Any]]) -> list[str]:
         for call in event.get("calls", []) if event["type"] == "tool_calls" else []:
             on[call["arguments"]["button"]] = not on[call["arguments"]["button"]]
     return [b for b in BUTTONS if on[b]]
-
-
-def _insert_stage(spec: dict[str, Any], position: int, entry: dict[str, Any]) -> None:
-    spec["stages"].insert(position, entry)
-    for record in spec["requests"]:
-        if record["first_stage"] >= position:
-            record["first_stage"] += 1
-        elif position < record["first_stage"] + record["num_stages"]:
-            record["num_stages"] += 1
-
-
-def _set_instruction(entry: dict[str, Any], text: str) -> None:
-    old = _args(entry)["instruction"]
-    _args(entry)["instruction"] = text if old is None else f"{text} {old}"
 
 
 def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
@@ -164,17 +150,5 @@ def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, An
 def apply(condition: str, spec: dict[str, Any], options: dict[str, Any]
           ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``condition`` transform of a clean buttons task spec (see the module docstring)."""
-    if spec.get("perfect_trace") is None:
-        raise ValueError("the task has no reference trace to perturb")
-    at, lag = int(options.get("at", 0)), int(options.get("lag", 0))
-    if condition == "execution_error":
-        return spec, execution_error(spec, at)
-    if condition == "interruption":
-        return spec, interruption(spec, at)
-    if condition == "mission_update":
-        return spec, mission_update(spec, at, lag)
-    if condition == "combined":
-        updates = mission_update(spec, at, lag)
-        errors = execution_error(spec, updates[0]["relevant_at_stage"])
-        return spec, updates + errors
-    raise ValueError(f"unknown condition {condition!r}")
+    return apply_condition(condition, spec, options, execution_error=execution_error,
+                           interruption=interruption, mission_update=mission_update)

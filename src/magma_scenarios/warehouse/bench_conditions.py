@@ -28,6 +28,10 @@ import copy
 from typing import Any
 
 from magma_core.serialization import encode_value
+from magma_scenarios.common.spec_edits import apply_condition
+from magma_scenarios.common.spec_edits import insert_stage as _insert_stage
+from magma_scenarios.common.spec_edits import set_instruction as _set_instruction
+from magma_scenarios.common.spec_edits import stage_args as _args
 from magma_scenarios.warehouse.plans import Call, empty_slots, replay
 from magma_scenarios.warehouse.stages import ANY_HANDOVER
 from magma_scenarios.warehouse.tools import Jam
@@ -39,8 +43,6 @@ RESUME = "Thanks. Now continue with what you were doing."
 
 
 # -- reading a spec ---------------------------------------------------------------------------
-def _args(entry: dict[str, Any]) -> dict[str, Any]:
-    return entry["spec"]["arguments"]
 
 
 def _is_action(entry: dict[str, Any]) -> bool:
@@ -115,22 +117,6 @@ def _entry(stage_type: str, arguments: dict[str, Any]) -> dict[str, Any]:
 def _deliver(placements: dict[str, str], instruction: str | None, calls: int) -> dict[str, Any]:
     return {"placements": placements, "instruction": instruction, "calls": calls, "deadline": None,
             "flag_answer_to_user": False, "errors": [], "extra_calls": 0}
-
-
-def _set_instruction(entry: dict[str, Any], text: str) -> None:
-    args = _args(entry)
-    old = args["instruction"]
-    args["instruction"] = text if old is None else f"{text} {old}"
-
-
-def _insert_stage(spec: dict[str, Any], position: int, entry: dict[str, Any]) -> None:
-    """Insert a stage, keeping the request chain's stage ranges true."""
-    spec["stages"].insert(position, entry)
-    for record in spec["requests"]:
-        if record["first_stage"] >= position:
-            record["first_stage"] += 1
-        elif position < record["first_stage"] + record["num_stages"]:
-            record["num_stages"] += 1
 
 
 # -- the conditions ---------------------------------------------------------------------------
@@ -241,17 +227,5 @@ def _updated_trace(spec: dict[str, Any], event: int, old: str, new: str, last: i
 def apply(condition: str, spec: dict[str, Any], options: dict[str, Any]
           ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``condition`` transform of a clean warehouse task spec (see the module docstring)."""
-    if spec.get("perfect_trace") is None:
-        raise ValueError("the task has no reference trace to perturb")
-    at, lag = int(options.get("at", 0)), int(options.get("lag", 0))
-    if condition == "execution_error":
-        return spec, execution_error(spec, at)
-    if condition == "interruption":
-        return spec, interruption(spec, at)
-    if condition == "mission_update":
-        return spec, mission_update(spec, at, lag)
-    if condition == "combined":
-        updates = mission_update(spec, at, lag)
-        errors = execution_error(spec, updates[0]["relevant_at_stage"])
-        return spec, updates + errors
-    raise ValueError(f"unknown condition {condition!r}")
+    return apply_condition(condition, spec, options, execution_error=execution_error,
+                           interruption=interruption, mission_update=mission_update)
