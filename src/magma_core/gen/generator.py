@@ -6,18 +6,15 @@ situation (an agent input plus the whole-slot snapshot it resumes, which names t
 and vocabulary) is asked for B candidates; each candidate is executed in a free slot restored
 from its situation's snapshot, and its outcome becomes the next situation with its own
 snapshot. One thread owns the trees, the slots and the store; agent requests go through
-``magma run``'s in-flight pipeline (:class:`~magma_core.runs.agent_requests.SlotPipeline`, paced by
-a :class:`~magma_core.runs.agent_requests.Pacing`: concurrency, batch window, retries of inputs
-that got no answer, outage), keyed by situation, so slots execute while the agent thinks.
+``magma run``'s in-flight pipeline (``runs.agent_requests.SlotPipeline`` and its ``Pacing``),
+keyed by situation, so slots execute while the agent thinks.
 
 Scheduling: open situations are asked breadth-first (depth, then tree, then id) while the node
 budget M allows; ready candidates are executed together, up to one per slot, in the same
 simulator steps. A candidate that finishes a stage continues only while fewer than K
 continuations started from that stage's finishers (optimal ones at once; others are parked and
 released, best first, when nothing else is left). Branches end at task success, at a failed or
-exceeded stage, at an invalid answer, and at ``magma run``'s loop limits
-(:class:`~magma_core.runs.limits.LoopLimits`: decisions in a row without a tool call on an
-action stage; the decision cap).
+exceeded stage, at an invalid answer, and at ``magma run``'s loop limits (``LoopLimits``).
 
 Every candidate is stored with the situation it led to in one transaction; a killed run loses
 only what was in flight and the same call resumes (see :mod:`magma_core.store.generation_store`).

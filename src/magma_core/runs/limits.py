@@ -46,7 +46,6 @@ class LoopLimits:
         return None
 
 
-
 def with_failed_calls(reason: str, steps: Iterable[Any], limit: int = 2) -> str:
     """``reason`` followed by the episode's failed tool calls, the first ``limit`` with their
     message (``; failed calls: robot.tool(k=v): MESSAGE; ... (+N more)``), so that an episode

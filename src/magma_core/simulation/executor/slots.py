@@ -8,6 +8,7 @@ the reference snapshot for ``reset_at_end``, what the agent sees next, and the r
 from __future__ import annotations
 
 import random
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,9 +41,9 @@ class EngineContext:
     tool_descriptions: list[dict[str, Any]]
     judge: Judge | None = None
     skills: Any = None  # a SkillAPI when the task runs with skills (see skill_steps)
-    #: stage ``id`` -> what checking its goals on the whole batch found ("" when right; see
-    #: ``verification.check_goals_on_batch``)
-    goal_batch_checks: dict[int, str] = field(default_factory=dict)
+    #: stage -> what checking its goals on the whole batch found ("" when right; see
+    #: ``verification.check_goals_on_batch``); weak keys: a generated task's stages may go
+    goal_batch_checks: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary)
 
     @property
     def num_stages(self) -> int:

@@ -180,9 +180,9 @@ def check_goals_on_batch(ctx: EngineContext, stage: BaseTaskStage, obs: dict[str
     num_slots = ctx.sim.num_slots
     if num_slots < 2 or not stage.goals:
         return
-    problem = ctx.goal_batch_checks.get(id(stage))
+    problem = ctx.goal_batch_checks.get(stage)
     if problem is None:
-        problem = ctx.goal_batch_checks[id(stage)] = _goal_batch_problem(stage, obs, num_slots)
+        problem = ctx.goal_batch_checks[stage] = _goal_batch_problem(stage, obs, num_slots)
     if problem:
         raise ValueError(problem)
 
