@@ -361,3 +361,27 @@ def test_the_attempts_of_a_resent_input_count_in_its_decision(pick_place, tmp_pa
     first = store.episode_record("r", 0)["agent"]["per_decision"][0]
     assert first["attempts"] == 3 and first["total_tokens"] == 7 and first["decision"] == 1
     assert first["model_calls"][0]["attempt_log"] == [{"outcome": "timeout"}] * 3
+
+
+def test_an_unreadable_judge_reply_is_that_episodes_judge_error_and_the_run_goes_on(tmp_path):
+    """A judge that answers (over real HTTP) without a verdict: each episode ends
+    ``judge_error`` with the reply in its reason, is stored, and the next one runs."""
+    from agents.agent_helpers import FakeOpenAI, completion
+    from magma_core.judge import OpenAIJudge
+
+    server = FakeOpenAI()
+    server.script = [completion("Looks right to me!")]  # never JSON
+    judge = OpenAIJudge(server.base_url, "judge", retries=0, backoff=0.01, timeout=5.0, max_attempts=2)
+    task = load_preset("sorting.Question")()
+    try:
+        with Executor(task, num_slots=1, seed=0, judge=judge) as executor:
+            store = RunStore(tmp_path / "magma.db")
+            store.open_run("r", "sorting.Question", {})
+            summaries = RunLoop(task, TraceAgent(task.perfect_trace()), executor, store, "r",
+                                episodes=2, seed=0).run()
+    finally:
+        judge.close()
+        server.close()
+    assert [s.status for s in summaries] == ["judge_error", "judge_error"]
+    assert store.finished_episodes("r") == {0, 1}
+    assert "Looks right to me!" in store.episode_record("r", 1)["reason"]

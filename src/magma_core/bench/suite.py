@@ -40,11 +40,12 @@ from magma_core.bench.conditions import (
     CLEAN,
     CONDITIONS,
     DEFAULT_CONDITIONS,
+    GENERIC,
     load_transforms,
     transform,
 )
 from magma_core.bench.task_spec import task_to_spec
-from magma_core.scenarios import load_definition, load_preset
+from magma_core.scenarios import list_scenarios, load_definition, load_preset
 from magma_core.scenarios.construct import construct
 from magma_core.scenarios.registry import default_transforms, find_suite
 from magma_core.user_error import UserError
@@ -79,11 +80,11 @@ def read_spec(source: str | Path) -> dict[str, Any]:
     (see :func:`magma_core.scenarios.registry.find_suite`)."""
     import yaml
 
-    path = Path(source)
-    if not path.exists():
-        path = find_suite(str(source)) or path
+    path = resolve_spec(source)
     try:
         spec = yaml.safe_load(path.read_text())
+    except IsADirectoryError:
+        raise UserError(f"the suite spec {source} is a folder: give the spec YAML file in it") from None
     except OSError as exc:
         raise UserError(f"cannot read the suite spec {source}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
@@ -95,6 +96,43 @@ def read_spec(source: str | Path) -> dict[str, Any]:
     if unknown:
         raise UserError(f"the suite spec {source} has unknown keys: {', '.join(sorted(unknown))}")
     return spec
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether a suite argument names a file rather than a suite: it has a folder separator,
+    starts with ``.`` or ``~``, or ends in ``.yaml``/``.yml``."""
+    return ("/" in text or "\\" in text or text.startswith((".", "~"))
+            or text.endswith((".yaml", ".yml")))
+
+
+def resolve_spec(source: str | Path) -> Path:
+    """The spec file ``source`` names: a name (``smoke``, ``pantry``) is the suite an installed
+    scenario declares, whatever files lie in the current folder; only a path-like argument
+    (:func:`looks_like_path`) or a :class:`~pathlib.Path` is read as a file. A name no
+    scenario declares is a one-line error that lists the suites and, when a file or folder of
+    that name exists here, says how to name it as a path."""
+    if isinstance(source, Path) or looks_like_path(str(source)):
+        return Path(source).expanduser()
+    name = str(source)
+    found = find_suite(name)
+    if found is not None:
+        return found
+    known = ", ".join(installed_suites()) or "none"
+    local = Path(name)
+    if local.is_dir():
+        hint = (f"; ./{name} here is a folder: give the spec YAML in it as a path "
+                f"(e.g. ./{name}/suite.yaml)")
+    elif local.exists():
+        hint = f"; to read the file {name} here, give it as a path: ./{name}"
+    else:
+        hint = "; a spec file is given by its path (e.g. ./my_suite.yaml)"
+    raise UserError(f"{name!r} is read as a suite name, and no installed scenario declares a "
+                    f"suite of that name (suites: {known}){hint}")
+
+
+def installed_suites() -> list[str]:
+    """The names of the suites the installed scenarios declare, sorted."""
+    return sorted({name for manifest in list_scenarios() for name in manifest.suites})
 
 
 def _conditions(spec: dict[str, Any]) -> list[str]:
@@ -120,7 +158,7 @@ def build_items(spec: dict[str, Any], target_args: dict[str, Any] | None = None)
         # without a 'transforms' key each skeleton takes its own scenario's (a suite may
         # span several domains)
         named = skeleton.get("preset") or skeleton.get("definition")
-        transforms = load_transforms(spec.get("transforms") or default_transforms([named]))
+        transforms = _transforms_for(spec, named, conditions)
         unknown = set(skeleton) - SKELETON_KEYS
         if unknown:
             raise UserError(f"skeleton {position} has unknown keys: {', '.join(sorted(unknown))}")
@@ -142,6 +180,23 @@ def build_items(spec: dict[str, Any], target_args: dict[str, Any] | None = None)
     if len({i["item_id"] for i in items}) != len(items):
         raise UserError("two skeletons have the same id; give them distinct 'id's")
     return items
+
+
+def _transforms_for(spec: dict[str, Any], named: str, conditions: list[str]) -> Any:
+    """The condition-transforms module a skeleton needs, or None when every condition of the
+    suite is one magma applies itself (``clean``, ``paraphrase``): a scenario without a
+    transforms module still compiles clean-only suites."""
+    needing = [c for c in conditions if c not in (CLEAN, *GENERIC)]
+    if not needing:
+        return None
+    if spec.get("transforms"):
+        return load_transforms(spec["transforms"])
+    try:
+        return load_transforms(default_transforms([named]))
+    except UserError as exc:
+        raise UserError(f"{exc} (needed by the conditions {', '.join(needing)}; a suite with "
+                        "conditions: [clean] needs none; the benchmarking guide's 'Conditions of "
+                        "your own' says how to write one)") from None
 
 
 def _skeleton_items(transforms: Any, conditions: list[str], clean: dict[str, Any],

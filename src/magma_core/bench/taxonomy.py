@@ -11,6 +11,7 @@
 | ``no_action``, every idle decision unusable | ``invalid_format`` | the replies could not be parsed (malformed output, an error candidate) or were empty |
 | ``no_action`` without its record | ``non_physical_exceeded`` | 3 decisions in a row without a tool call on an action stage |
 | ``judge_unavailable`` | ``judge_failure`` | the judge gave no verdict |
+| ``judge_error`` | ``judge_failure`` | the judge answered, but no verdict could be read from its replies |
 | ``error`` (or anything unknown) | ``env_failure`` | the engine or simulator raised |
 | (trials lost 3 times to an agent/judge outage) | ``infrastructure_failure`` | counted by ``magma bench run`` |
 
@@ -37,6 +38,7 @@ STATUS_MAP = {
     "trace_exhausted": "invalid_format",
     "no_action": "non_physical_exceeded",
     "judge_unavailable": "judge_failure",
+    "judge_error": "judge_failure",
     "error": "env_failure",
 }
 NO_ACTION = "no_action"

@@ -30,5 +30,5 @@ def new_scenario(args: argparse.Namespace) -> int:
     print("next, in the environment that has MAGMA:")
     print(f"  {sys.executable} -m pip install -e {folder}")
     print(f"  magma run {names.scenario}.Deliver --agent trace")
-    print(f"  {sys.executable} -m pytest {folder / 'tests'}")
+    print(f"  {sys.executable} {folder / 'tests' / f'test_{names.scenario}.py'}")
     return 0

@@ -3,7 +3,7 @@ derived from NAME: a world with a block and two target zones, pick/place tools, 
 preset with its reference trace, a definition, a test, the manifest and ``pyproject.toml``.
 
 :func:`write_scenario_package` writes them; the package installs with ``pip install -e`` and
-its own test (``pytest``) runs the preset with the trace agent and expects OPTIMAL.
+its own test (``python tests/test_NAME.py``, or pytest) runs the preset with the trace agent and expects OPTIMAL.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ magma scenarios list                            # @SCENARIO@ is listed
 magma test-tools @SCENARIO@.Deliver             # call its tools by hand
 magma run @SCENARIO@.Deliver --agent trace      # the reference trace: every stage OPTIMAL
 magma run @SCENARIO@.Shuffle --episodes 2       # generated tasks from the definition
-python -m pytest tests                          # its own test
+python tests/test_@SCENARIO@.py                 # its own test (or: python -m pytest tests)
 ```
 
 | file | what |
@@ -320,7 +320,15 @@ class Shuffle(TaskDefinition):
 '''
 
 TEST = '''\
-"""The @SCENARIO@ scenario is installed, and its reference trace solves Deliver OPTIMALLY."""
+"""The @SCENARIO@ scenario is installed, and its reference trace solves Deliver OPTIMALLY.
+
+Run it with pytest, or without it (the environment ``make demo`` makes has no pytest):
+``python tests/test_@SCENARIO@.py``.
+"""
+
+import sys
+import tempfile
+from pathlib import Path
 
 from magma_core.runs import RunSpec, run
 from magma_core.scenarios import get_scenario
@@ -335,6 +343,13 @@ def test_the_trace_solves_deliver_optimally(tmp_path):
     (episode,) = result.summaries
     assert episode.status == "success", episode.reason
     assert episode.optimal == episode.stages_total
+
+
+if __name__ == "__main__":  # without pytest: run each test, say which passed
+    test_the_scenario_is_installed()
+    with tempfile.TemporaryDirectory() as folder:
+        test_the_trace_solves_deliver_optimally(Path(folder))
+    print("2 tests passed", file=sys.stderr)
 '''
 
 TEMPLATES = {

@@ -47,7 +47,7 @@ def parse_verdict(text: str) -> tuple[bool, str]:
 class OpenAIJudge:
     """Asks ``model`` at ``base_url`` for a JSON verdict; an unparsable reply is retried (up to
     ``max_attempts`` in all, the model being told what was wrong), then the verdict fails with
-    the reason. Transport errors are retried by the client first (``retries``, ``backoff``)."""
+    the reason and ``unparsable`` set (a judge error on that episode; the run goes on). Transport errors are retried by the client first (``retries``, ``backoff``)."""
 
     def __init__(
         self,
@@ -80,24 +80,26 @@ class OpenAIJudge:
             {"role": "user", "content": safe_text(f"Rule: {rule}\nQuestion: {question}\nAnswer: {answer}")},
         ]
         usage: dict[str, int] = {}
-        latency, raw, problem = 0.0, "", "no attempt made"
+        latency, raw, problem, answered = 0.0, "", "no attempt made", False
         for attempt in range(1, self.max_attempts + 1):
             try:
                 reply = self.client.complete(messages, **{"temperature": 0.0, "max_tokens": self.max_tokens,
                                                           **self.extra_body})
             except ChatError as exc:
                 latency += exc.latency_s
-                raw, problem = exc.raw, f"{exc.code}: {exc.message}"
+                raw, problem, answered = str(exc.raw or ""), f"{exc.code}: {exc.message}", False
                 continue
             latency += reply.latency_s
             for key, value in reply.usage.items():
                 usage[key] = usage.get(key, 0) + value
             content = reply.message.get("content")
-            raw = content if isinstance(content, str) else reply.raw
+            raw = content if isinstance(content, str) else (
+                reply.raw if isinstance(reply.raw, str) else json.dumps(reply.raw, default=str))
+            answered = True
             try:
                 passed, explanation = parse_verdict(raw)
-            except ValueError as exc:
-                problem = str(exc)
+            except (ValueError, TypeError, RecursionError) as exc:
+                problem = str(exc) or type(exc).__name__
                 messages += [
                     {"role": "assistant", "content": raw},
                     {"role": "user", "content": f"That reply is invalid ({problem}). Reply with only the JSON object."},
@@ -105,8 +107,10 @@ class OpenAIJudge:
                 continue
             return Verdict(ok=passed, reason=explanation, raw_output=clip(raw), attempts=attempt,
                            usage=usage, latency_s=latency)
+        # the judge answered on its last attempt, yet no verdict: this item's judge error
         return Verdict(ok=False, reason=INVALID_REASON.format(problem), raw_output=clip(raw),
-                       error=problem, attempts=self.max_attempts, usage=usage, latency_s=latency)
+                       error=problem, attempts=self.max_attempts, usage=usage, latency_s=latency,
+                       unparsable=answered)
 
     def close(self) -> None:
         """Close the connection pool."""

@@ -17,7 +17,9 @@ class Verdict:
     ``ok`` says whether the answer satisfies the rule, ``reason`` why. ``error`` is set
     when no verdict could be obtained (then ``ok`` is False and ``reason`` says so; the
     engine treats it as an outage of the judge, not as the agent's failure).
-    ``raw_output`` is the judge's last reply; ``usage`` (token counts) and ``latency_s`` sum
+    ``unparsable``: the judge answered, but no verdict could be read from its replies (the
+    engine records a judge error on that episode and the run goes on; without it an
+    ``error`` is an outage, and the run stops resumably). ``raw_output`` is the judge's last reply; ``usage`` (token counts) and ``latency_s`` sum
     over the ``attempts`` made.
     """
 
@@ -28,6 +30,7 @@ class Verdict:
     attempts: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
+    unparsable: bool = False
 
 
 @runtime_checkable

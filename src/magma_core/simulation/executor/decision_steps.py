@@ -29,6 +29,7 @@ from magma_core.simulation.executor.records import (
     ERROR,
     EXCEEDED,
     FAILED,
+    JUDGE_ERROR,
     JUDGE_UNAVAILABLE,
     SUCCESS,
     CallOutcome,
@@ -44,6 +45,7 @@ from magma_core.simulation.executor.state_checks import ScenarioFault, check_wor
 from magma_core.simulation.executor.verification import (
     TEXT_ONLY_TOOL_FAILURE,
     JudgeError,
+    JudgeReplyError,
     apply_entry_transition,
     attribute_edit_violation,
     judge_answer,
@@ -451,6 +453,9 @@ def fail_with_error(
         return
     if isinstance(exc, ScenarioFault):
         where, exc = exc.where, exc.error
+    if isinstance(exc, JudgeReplyError):  # the judge answered nonsense: this episode's
+        end_episode(state, JUDGE_ERROR, str(exc))
+        return
     if isinstance(exc, JudgeError):  # an outage of the judge, not a scenario bug
         end_episode(state, JUDGE_UNAVAILABLE, str(exc))
         return

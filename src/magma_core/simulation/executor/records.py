@@ -23,7 +23,8 @@ FAILED = "failed"
 EXCEEDED = "exceeded"
 ERROR = "error"
 JUDGE_UNAVAILABLE = "judge_unavailable"  # the judge gave no verdict: neither side's fault
-ENGINE_STATUSES = (RUNNING, SUCCESS, FAILED, EXCEEDED, ERROR, JUDGE_UNAVAILABLE)
+JUDGE_ERROR = "judge_error"  # the judge's reply held no verdict: this episode only, the run goes on
+ENGINE_STATUSES = (RUNNING, SUCCESS, FAILED, EXCEEDED, ERROR, JUDGE_UNAVAILABLE, JUDGE_ERROR)
 
 ViewKind = Literal["user", "env"]
 

@@ -2,7 +2,7 @@
 
 After a batch: its calls are settled (counters, forgiven calls, logs, attribute edits) and
 the stage is verified with ``verify_completion``. A text-only answer is validated (SAY_ONLY
-or the judge). At a FINISH with a next stage: ``reset_at_end`` restores the slot's
+the stage's scorer, or the judge). At a FINISH with a next stage: ``reset_at_end`` restores the slot's
 reference state, the next stage's entry transition is applied to that slot only, and the
 next stage's errors are sampled with the slot's seeded RNG.
 """
@@ -51,6 +51,11 @@ MARKUP_ANSWER_FAILURE = (
 
 class JudgeError(RuntimeError):
     """The judge could not give a verdict (the episode ends with status ``judge_unavailable``)."""
+
+
+class JudgeReplyError(JudgeError):
+    """The judge answered, but no verdict could be read from its replies: a judge error on
+    this episode (status ``judge_error``), and the run goes on."""
 
 
 def slice_obs(obs: Any, slot: int) -> Any:
@@ -217,14 +222,25 @@ def judge_answer(
     if answer.lstrip().startswith(("{", "<")):  # e.g. '{"say": "done"}': not a user message
         return StageSuccess.FAILED, MARKUP_ANSWER_FAILURE, None
     params = stage.global_parameters
+    question = stage.stage_input.instruction.get_content() or state.last_user_instruction
+    if stage.scorer is not None:  # a rule-based scorer decides, no judge model
+        verdict = stage.scorer.score(answer)
+        record = {"scorer": stage.scorer.describe(), "question": question, "ok": verdict.ok,
+                  "reason": verdict.reason, "attempts": verdict.attempts, "usage": {},
+                  "latency_s": 0.0}
+        if verdict.ok:
+            return StageSuccess.FINISH, "", record
+        return StageSuccess.FAILED, verdict.reason or "The scorer rejected the answer.", record
     if params.text_only_validation is TextOnlyValidationMode.SAY_ONLY:
         return StageSuccess.FINISH, "", None
     if ctx.judge is None:  # the executor refuses such tasks; kept as a guard
         raise RuntimeError("This stage needs a judge and the executor has none")
-    question = stage.stage_input.instruction.get_content() or state.last_user_instruction
     verdict = ctx.judge.judge(params.verification_prompt, question, answer)
     if verdict.error:
         # No verdict could be obtained: neither a pass nor the agent's failure.
+        if verdict.unparsable:
+            raise JudgeReplyError(f"the judge's reply could not be read as a verdict "
+                                  f"({verdict.error}); its last reply: {verdict.raw_output[:300]!r}")
         raise JudgeError(f"the judge gave no verdict: {verdict.error}")
     ok, reason = bool(verdict.ok), str(verdict.reason or "")
     record = {"rule": params.verification_prompt, "question": question, "ok": ok, "reason": reason,

@@ -17,6 +17,7 @@ from magma_core.simulation.stage.templates import (
     AskingBaseStage,
     ConstraintBaseStage,
     ModifAttributesBaseStage,
+    ScoredQuestionStage,
 )
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "CompletionAnswerStage",
     "ConstraintBaseStage",
     "ModifAttributesBaseStage",
+    "ScoredQuestionStage",
     "StageErrorParameters",
     "StageGlobalParameters",
     "TextOnlyValidationMode",

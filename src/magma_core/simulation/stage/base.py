@@ -36,6 +36,7 @@ from magma_core.simulation.stage.parameters import (
     StageGlobalParameters,
     TextOnlyValidationMode,
 )
+from magma_core.simulation.stage.scorers import BaseScorer
 
 _BUDGETS = ("target_tool_calls", "max_tool_calls")
 
@@ -50,6 +51,10 @@ class BaseTaskStage:
     #: error): when set, the stage's errors are these instead of a draw (a replay imposes an
     #: episode's errors exactly). None: drawn with the slot's RNG.
     active_error_arguments_override: dict[str, Any] | None = None
+    #: A rule-based check of a text-only stage's answer (a ``BaseScorer``, see
+    #: :mod:`magma_core.simulation.stage.scorers`): when set, it validates the answer instead
+    #: of the judge, and the stage needs no ``--judge``. None: the judge (or SAY_ONLY).
+    scorer: BaseScorer | None = None
 
     def __init__(
         self,
@@ -176,6 +181,10 @@ class BaseTaskStage:
             yield "allowed_tools must be a list of tool names"
         if gp.allowed_tools and not gp.allow_tools_before_answer:
             yield "allowed_tools needs allow_tools_before_answer=True"
+        if self.scorer is not None and not isinstance(self.scorer, BaseScorer):
+            yield f"scorer must be a BaseScorer (magma_core.simulation.stage.scorers), got {self.scorer!r}"
+        elif self.scorer is not None and not text_only:
+            yield "a scorer checks a text answer: it needs a text-only stage (a verification_prompt)"
         if text_only and self.goals:
             yield "a text-only stage (verification_prompt set) must have no goals"
         if text_only and self.has_log_verification():

@@ -4,6 +4,8 @@
   gives ``answer``. Text-only, budgets 1/1, ``reset_at_end=True``.
 * ``ConstraintBaseStage(constraint)``: the user states a rule to remember; a judge checks
   the agent acknowledged it. Text-only, budgets 1/1.
+* ``ScoredQuestionStage(question, scorer)``: the user asks a question; a rule-based scorer
+  (:mod:`magma_core.simulation.stage.scorers`) checks the answer, no judge model needed.
 * ``ModifAttributesBaseStage(mode, stage_input, val_name, att_name)``: the agent must add
   (``"ADD"``) or remove (``"REMOVE"``) ``val_name`` in the list attribute ``att_name``
   through a tool whose log carries that edit. Additive, no goals, budgets 1/1 by default.
@@ -17,8 +19,9 @@ from typing import Any
 from magma_core.simulation.data_structures import Log, StageInput, UserInstruction
 from magma_core.simulation.stage.base import BaseTaskStage
 from magma_core.simulation.stage.parameters import StageGlobalParameters
+from magma_core.simulation.stage.scorers import BaseScorer, scorer_from_config
 
-__all__ = ["AskingBaseStage", "ConstraintBaseStage", "ModifAttributesBaseStage"]
+__all__ = ["AskingBaseStage", "ConstraintBaseStage", "ModifAttributesBaseStage", "ScoredQuestionStage"]
 
 EDIT_MODES = ("ADD", "REMOVE")
 
@@ -64,6 +67,47 @@ class AskingBaseStage(BaseTaskStage):
         return {
             "question": self.question,
             "answer": self.answer,
+            "linked_to_prev": self.stage_input.linked_to_prev,
+            "allow_tools_before_answer": gp.allow_tools_before_answer,
+            "allowed_tools": list(gp.allowed_tools),
+        }
+
+
+class ScoredQuestionStage(BaseTaskStage):
+    """A question the agent answers in words, checked by ``scorer`` (a ``BaseScorer`` or its
+    short form, e.g. ``{"one_of": ["two", "2"]}``): no judge model. Budgets 1/1 (with
+    ``allow_tools_before_answer``: 1/3, the tools before the answer)."""
+
+    def __init__(
+        self,
+        question: str,
+        scorer: BaseScorer | Mapping[str, Any],
+        linked_to_prev: bool = False,
+        allow_tools_before_answer: bool = False,
+        allowed_tools: Sequence[str] | None = None,
+    ) -> None:
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("ScoredQuestionStage.question must be a non-empty str")
+        self.question = question
+        self.scorer = scorer_from_config(scorer)
+        self.target_tool_calls, self.max_tool_calls = (1, 3) if allow_tools_before_answer else (1, 1)
+        super().__init__(
+            goals=[],
+            stage_goal_description=f"Answer the user's question ({self.scorer.describe()}).",
+            stage_input=StageInput(UserInstruction(question), False, linked_to_prev),
+            global_parameters=StageGlobalParameters(
+                verification_prompt=f"The answer passes {self.scorer.describe()}",
+                allow_tools_before_answer=allow_tools_before_answer,
+                allowed_tools=list(allowed_tools or []),
+            ),
+        )
+        self.validate()
+
+    def _to_spec_arguments(self) -> dict[str, Any]:
+        gp = self.global_parameters
+        return {
+            "question": self.question,
+            "scorer": self.scorer,
             "linked_to_prev": self.stage_input.linked_to_prev,
             "allow_tools_before_answer": gp.allow_tools_before_answer,
             "allowed_tools": list(gp.allowed_tools),

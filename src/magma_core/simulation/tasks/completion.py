@@ -62,11 +62,13 @@ def materialize_completion_stages(stages: Sequence[Any], tools_cls: type) -> lis
 
 
 def judged_stage_indices(stages: Sequence[Any]) -> list[int]:
-    """Indices of the text-only stages whose answers a judge validates (JUDGE mode)."""
+    """Indices of the text-only stages whose answers a judge validates (JUDGE mode, no
+    ``scorer``: a stage with a scorer is validated by it and needs no judge)."""
 
     return [
         i
         for i, stage in enumerate(stages)
         if stage.is_text_only()
         and stage.global_parameters.text_only_validation is TextOnlyValidationMode.JUDGE
+        and getattr(stage, "scorer", None) is None
     ]

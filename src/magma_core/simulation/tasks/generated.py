@@ -24,6 +24,7 @@ from typing import Any
 from magma_core.serialization import decode_value, encode_value, load_type, type_path
 from magma_core.simulation.data_structures import SituationInit, StageInput
 from magma_core.simulation.stage import BaseTaskStage
+from magma_core.simulation.stage.scorers import BaseScorer
 from magma_core.simulation.tasks.base_task import BaseTask, InitializationParameters, TaskMetadata
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
 from magma_core.simulation.tools import BaseToolsAPI
@@ -51,6 +52,10 @@ def _stage_from_entry(entry: dict[str, Any]) -> Any:
         stage.global_parameters = dataclasses.replace(stage.global_parameters, reset_at_end=reset)
     if entry["request_type"] is not None:
         stage.request_type = entry["request_type"]
+    if entry.get("scorer") is not None:  # a suite item's scorer for this stage
+        stage.scorer = BaseScorer.from_spec(entry["scorer"])
+        if not stage.is_text_only():
+            raise ValueError(f"{type(stage).__name__}: a scorer needs a text-only stage")
     return stage
 
 
@@ -139,6 +144,8 @@ class GeneratedTask(BaseTask):
                     # which a stage's own spec arguments may not capture
                     "flag_answer_to_user": stage.stage_input.flag_answer_to_user,
                     "reset_at_end": stage.global_parameters.reset_at_end,
+                    # only when set, so that tasks without scorers keep their bytes
+                    **({"scorer": stage.scorer.to_spec()} if getattr(stage, "scorer", None) else {}),
                 }
                 for stage in self.stages
             ],
@@ -170,7 +177,7 @@ class GeneratedTask(BaseTask):
         situation = init["situation"]
         stages = []
         for index, entry in enumerate(spec["stages"]):
-            if not isinstance(entry, dict) or set(entry) != _STAGE_KEYS:
+            if not isinstance(entry, dict) or set(entry) - {"scorer"} != _STAGE_KEYS:
                 raise ValueError(f"stage {index} of the task spec needs exactly {sorted(_STAGE_KEYS)}")
             stages.append(_stage_from_entry(entry))
         trace = spec["perfect_trace"]
