@@ -154,6 +154,7 @@ class RunLoop:
         self.seed = seed
         self.limits = limits or LoopLimits()
         self.listener = listener or no_listener
+        self._warned: set[str] = set()  # scenario warnings already reported by this loop
         self.episode_source = episode_source
         self.pacing = pacing or Pacing()
         self.observe_images = observe_images  # camera images in each input (observe_images)
@@ -243,6 +244,15 @@ class RunLoop:
         state = EpisodeState(episode, seed, slot, initial_memory(self.task))
         active[slot] = state
         self.listener("start", state, self.executor.agent_view(slot))
+        self._report_warnings(state)
+
+    def _report_warnings(self, state: EpisodeState) -> None:
+        """Report each scenario warning of the slot's episode (e.g. a stage whose goals hold
+        when it starts) once per loop, when the episode meets it first."""
+        for warning in self.executor.record(state.slot).warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.listener("warning", None, f"{warning} (episode {state.episode}, seed {state.seed})")
 
     def _execute(self, ready: dict[int, SlotAnswer], active: dict[int, EpisodeState],
                  views: dict[int, AgentView]) -> dict[int, StepOutcome]:
@@ -268,6 +278,7 @@ class RunLoop:
 
     def _should_end(self, state: EpisodeState, outcome: StepOutcome) -> bool:
         status = self.executor.status(state.slot)
+        self._report_warnings(state)
         if status == JUDGE_UNAVAILABLE:
             raise AgentOutage(self.executor.record(state.slot).reason)
         if status != "running":

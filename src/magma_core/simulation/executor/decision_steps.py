@@ -24,6 +24,7 @@ from magma_core.simulation.data_structures import (
     ToolErrorFlag,
 )
 from magma_core.simulation.executor.batch import SlotBatch
+from magma_core.simulation.executor.goal_report import note_stage_start, unmet_goals
 from magma_core.simulation.executor.normalize import NormalizedDecision
 from magma_core.simulation.executor.records import (
     ERROR,
@@ -51,6 +52,7 @@ from magma_core.simulation.executor.verification import (
     judge_answer,
     sample_stage_errors,
     settle_batch,
+    slice_obs,
     stage_boundary,
     verify_stage,
 )
@@ -81,6 +83,7 @@ class DecisionStep:
     verification: int | None = None
     feedback: dict[str, Any] = field(default_factory=dict)
     failure_reason: str | None = None
+    verified_obs: Any = None  # the slot's observation at its last goal verification
     judge: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -148,9 +151,13 @@ def start_episodes(ctx: EngineContext, slots: list[int], seeds: list[int]) -> di
         record_world(state, ctx.sim)
         state.messages = stage_entry_messages(ctx, state, None, previous_was_action=False)
         state.record.engine_s += time.perf_counter() - start
+    watched = [s for s in started if not ctx.stages[0].is_text_only() and ctx.stages[0].goals]
+    raw_obs = ctx.sim.observe() if watched else None
+    for slot in watched:  # stage 0's goals already holding: a scenario warning
+        note_stage_start(ctx, states[slot], raw_obs)
     started = [s for s in started if has_errors(ctx, states[s])]
     if started:
-        raw_obs = ctx.sim.observe()
+        raw_obs = ctx.sim.observe() if raw_obs is None else raw_obs
         for slot in started:
             state = states[slot]
             try:
@@ -287,6 +294,7 @@ def settle(
             assert obs is not None
             start = time.perf_counter()
             step.verification = verify_stage(ctx, state, obs)
+            step.verified_obs = slice_obs(obs, state.slot) if step.verification != 1 else None
             step.timings["stage_verify_s"] = time.perf_counter() - start
             step.success = StageSuccess(step.verification)
             if step.success is StageSuccess.FAILED:
@@ -308,12 +316,14 @@ def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: Any
     stage_record.success = step.success.name
     state.feedback = step.feedback
     if step.success is StageSuccess.FAILED:
-        end_episode(state, FAILED, step.failure_reason or "The stage failed.")
+        end_episode(state, FAILED, (step.failure_reason or "The stage failed.")
+                    + unmet_goals(stage, step.verified_obs))
     elif step.success is StageSuccess.FINISH:
         if step.stage_index == ctx.num_stages - 1:
             end_episode(state, SUCCESS, "Every stage was completed.")
         else:
             stage_boundary(ctx, state)
+            note_stage_start(ctx, state)
             state.messages = stage_entry_messages(
                 ctx, state, step.feedback, previous_was_action=not stage.is_text_only()
             )
@@ -321,7 +331,8 @@ def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: Any
     elif step.kind == "batch" and step.stage_state is StageState.EXCEEDED:
         note = failed_calls_note([c for s in state.record.steps for c in s.calls] + step.calls)
         end_episode(state, EXCEEDED, f"Stage {step.stage_index} reached its maximum of "
-                    f"{stage.max_tool_calls} tool calls{note or '.'}")
+                    f"{stage.max_tool_calls} tool calls{note or '.'}"
+                    + unmet_goals(stage, step.verified_obs))
     if not state.running or step.success is not StageSuccess.FINISH:
         state.messages = [feedback_message(step.feedback)]
     return False

@@ -268,6 +268,9 @@ class EpisodeRecord:
     #: step i. Kept out of ``to_dict()``; ``world_dict()`` gives them with the scene.
     worlds: list[dict[str, Any] | None] = field(default_factory=list)
     scene: dict[str, Any] = field(default_factory=dict)
+    #: Scenario warnings found while the episode ran (e.g. a stage whose goals all hold
+    #: when it starts: see ``executor.goal_report``); in ``to_dict()`` only when any.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def stages_passed(self) -> int:
@@ -317,4 +320,4 @@ class EpisodeRecord:
                 "engine_s": self.engine_s,
                 "sim_steps": self.sim_steps,
             },
-        }
+        } | ({"warnings": list(self.warnings)} if self.warnings else {})
