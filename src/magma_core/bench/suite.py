@@ -16,6 +16,7 @@ does. A suite spec::
     skeletons:
       - {preset: shelves.Stock, track: in_domain}          # length_bucket: from oracle calls
       - {definition: shelves.LongStock, seeds: 7, length_bucket: long}
+      - {preset: shelves.Count, scorers: {1: {numeric: 3}}}   # stage 1's answer, no judge
 
 A ``definition`` skeleton entry stands for ``seeds`` skeletons: the first seeds from
 ``first_seed`` (0) whose generated task falls in ``length_bucket`` (given a budget of
@@ -44,10 +45,11 @@ from magma_core.bench.conditions import (
     load_transforms,
     transform,
 )
-from magma_core.bench.task_spec import task_to_spec
+from magma_core.bench.task_spec import task_from_spec, task_to_spec
 from magma_core.scenarios import list_scenarios, load_definition, load_preset
 from magma_core.scenarios.construct import construct
 from magma_core.scenarios.registry import default_transforms, find_suite
+from magma_core.simulation.stage.scorers import scorer_from_config
 from magma_core.user_error import UserError
 
 FORMAT = "magma.bench-suite/2"
@@ -57,7 +59,7 @@ BUCKETS = (("short", 6), ("mid", 12), ("long", 24), ("very-long", 48), ("extreme
 #: How many seeds a definition skeleton entry tries per skeleton it needs.
 SEED_SCAN = 50
 SKELETON_KEYS = {"preset", "definition", "track", "id", "length_bucket", "condition_options",
-                 "seeds", "first_seed", "max_target_tool_calls"}
+                 "seeds", "first_seed", "max_target_tool_calls", "scorers"}
 
 
 def length_bucket(oracle_calls: int) -> str:
@@ -169,6 +171,7 @@ def build_items(spec: dict[str, Any], target_args: dict[str, Any] | None = None)
         if "preset" in skeleton:
             clean = task_to_spec(construct(load_preset(skeleton["preset"]), target_args,
                                            skeleton["preset"]))
+            clean = with_scorers(clean, skeleton.get("scorers"), position)
             skeleton_id = skeleton.get("id", f"{skeleton['preset']}-{position}")
             bucket = skeleton.get("length_bucket") or length_bucket(_oracle_calls(clean))
             variants = _skeleton_items(transforms, conditions, clean, options)
@@ -199,6 +202,32 @@ def _transforms_for(spec: dict[str, Any], named: str, conditions: list[str]) -> 
                         "your own' says how to write one)") from None
 
 
+def with_scorers(clean: dict[str, Any], scorers: Any, position: int) -> dict[str, Any]:
+    """``clean`` with a skeleton's ``scorers`` (``{stage index: scorer}``, each in the short
+    form of :func:`~magma_core.simulation.stage.scorers.scorer_from_config`) set on its
+    stages; every condition's item inherits them. A bad index, scorer or a scorer on an
+    action stage is a one-line error naming the skeleton."""
+    if not scorers:
+        return clean
+    if not isinstance(scorers, dict):
+        raise UserError(f"skeleton {position}: scorers is a mapping {{stage index: scorer}}")
+    stages = clean["stages"]
+    for key, config in scorers.items():
+        index = key if isinstance(key, int) and not isinstance(key, bool) else None
+        if index is None or not 0 <= index < len(stages):
+            raise UserError(f"skeleton {position}: scorers key {key!r} is not a stage index "
+                            f"(0..{len(stages) - 1})")
+        try:
+            stages[index]["scorer"] = scorer_from_config(config).to_spec()
+        except ValueError as exc:
+            raise UserError(f"skeleton {position}: the scorer of stage {index}: {exc}") from None
+    try:
+        task_from_spec(clean)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"skeleton {position}: {exc}") from None
+    return clean
+
+
 def _skeleton_items(transforms: Any, conditions: list[str], clean: dict[str, Any],
                     options: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
     """(condition, task spec, interventions) for each condition of one skeleton."""
@@ -227,7 +256,7 @@ def _generated(skeleton: dict[str, Any], position: int, transforms: Any, conditi
             task = definition.generate(seed, max_target_tool_calls=budget)
         except (TypeError, ValueError) as exc:
             raise UserError(f"skeleton {position}: {skeleton['definition']} seed {seed}: {exc}") from None
-        clean = task_to_spec(task)
+        clean = with_scorers(task_to_spec(task), skeleton.get("scorers"), position)
         bucket = length_bucket(_oracle_calls(clean))
         if wanted is not None and bucket != wanted:
             continue
