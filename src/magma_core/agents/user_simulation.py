@@ -1,9 +1,11 @@
 """User simulation: instructions put in other words, and ``TemplateInstruction`` filled in, by a
 model in the user role or by the built-in deterministic paraphraser (no model: tests and CI).
 
-- :class:`RuleParaphraser` (spec ``builtin``): rewrites the wording (a polite frame, synonyms of
-  the verbs and connectives) and never a name, number or underscore token, chosen with a seed:
-  the same text and seed always give the same variant.
+- :class:`RuleParaphraser` (spec ``builtin``): a template per kind of sentence: an imperative
+  clause gets a polite frame ("Could you ...?", "I would like you to ...") and maybe a synonym
+  of its leading verb, a question a lead-in ("Quick question: ..."); other sentences are kept
+  as written. Never a name, number or underscore token changes; chosen with a seed: the same
+  text and seed always give the same variant.
 - :class:`ModelUser` (spec ``openai:MODEL@URL``, several backends allowed, see
   :mod:`magma_core.agents.backends`): asks the model, with the seed sent as the sampling seed;
   a reply that drops a name of the original (an underscore token, a number) is refused and the
@@ -28,17 +30,23 @@ from magma_core.agents.spec import parse_spec
 from magma_core.simulation.data_structures import TemplateInstruction, UserInstruction
 from magma_core.user_error import UserError
 
-FRAMES = ("{}", "Please {}", "Could you {}?", "I would like you to {}", "{}, please", "Now {}")
-SYNONYMS = {
-    "put": ("place", "move", "put"), "place": ("put", "set", "place"), "move": ("put", "bring", "move"),
-    "then": ("then", "after that", "next"), "first": ("first", "to begin", "first of all"),
-    "pick up": ("grab", "take", "pick up"), "press": ("push", "press"), "tell me": ("say", "tell me"),
-}
+#: frames of an imperative clause (``{}``: the clause, lower-cased, without its full stop)
+IMPERATIVE_FRAMES = ("Please {}.", "Could you {}?", "Can you {}?", "I would like you to {}.", "{}, please.")
+#: frames of a question (``{}``: the question as written, with its question mark)
+QUESTION_FRAMES = ("Quick question: {}", "I would like to know: {}", "Tell me, {}")
+#: verbs an instruction may start with (an imperative clause); others are left as they are
+VERBS = frozenset("""put place move pick grab take press push bring set stack sort open close turn
+switch tell give answer count find clean store fetch deliver empty fill go remember check list
+hand get make return swap arrange start stop do keep leave use show say name report describe
+wait continue carry lift drop slide rotate load unload pour wipe match group collect gather
+line""".split())
+#: synonyms of a clause's leading verb, each keeping the rest of the clause grammatical
+VERB_SYNONYMS = {"put": ("place", "put"), "place": ("put", "place"), "pick up": ("grab", "take", "pick up"),
+                 "press": ("push", "press"), "push": ("press", "push"), "tell me": ("let me know", "tell me")}
 #: words a paraphrase must keep: names (underscores), numbers, quoted text
 KEPT = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+|\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"")
 MAX_VARIANTS = 1000
-_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, SYNONYMS), key=len, reverse=True)) + r")\b",
-                    re.IGNORECASE)
+_LEADS = ("now", "then", "first", "next", "also", "finally")  # openers an imperative may have
 
 
 class User(Protocol):
@@ -65,16 +73,18 @@ class RuleParaphraser:
         self.variants: list[dict[str, Any]] = []
 
     def paraphrase(self, text: str, seed: int, context: str = "") -> str:
+        """``text`` in other words: its first sentence framed by the kind it is (an imperative
+        clause: "Could you ...?", a question: "Quick question: ...?"), the leading verb of
+        an imperative maybe a synonym; a sentence of any other kind is kept as written, so a
+        variant is always a sentence a person would say. Names, numbers and quoted text
+        never change (else the original is kept)."""
         rng = random.Random(f"{seed}:{text}")
-        out = _WORDS.sub(lambda m: _case(rng.choice(SYNONYMS[m.group(0).lower()]), m.group(0)), text)
-        sentences = re.split(r"(?<=[.!?])\s+", out.strip())
-        first = sentences[0].rstrip(".!?")
-        frame = rng.choice(FRAMES)
-        if frame != "{}" and first:
-            lower = not frame.startswith("{}") and not KEPT.match(first)
-            body = first[0].lower() + first[1:] if lower else first
-            first = frame.format(body)
-            sentences[0] = first if first.endswith("?") else first + "."
+        sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+        for index, sentence in enumerate(sentences):
+            varied = _vary(sentence, rng)
+            if varied != sentence:
+                sentences[index] = varied
+                break  # one varied sentence per instruction: the rest as the user wrote it
         variant = " ".join(sentences)
         return self._remember(text, seed, variant if kept_words(variant) == kept_words(text) else text)
 
@@ -94,6 +104,53 @@ class RuleParaphraser:
 
 def _case(word: str, like: str) -> str:
     return word[0].upper() + word[1:] if like[:1].isupper() else word
+
+
+def _lower_first(text: str) -> str:
+    """``text`` with its first letter lower-cased, unless it starts a name (``Zone_a``)."""
+    return text if KEPT.match(text) or text[:2] == "I " else text[:1].lower() + text[1:]
+
+
+def _imperative(clause: str) -> bool:
+    """Whether ``clause`` is an imperative: it starts with a verb (after an opener such as
+    "Now" or "First,")."""
+    words = re.findall(r"[A-Za-z']+", clause.lower())
+    while words and words[0] in _LEADS:
+        words = words[1:]
+    return bool(words) and words[0] in VERBS
+
+
+def _with_synonym(clause: str, rng: random.Random) -> str:
+    """``clause`` with its leading verb (after any opener) maybe replaced by a synonym."""
+    match = re.match(r"((?:(?:now|then|first|next|also|finally),?\s+)*)(pick up|tell me|\w+)\b",
+                     clause, re.IGNORECASE)
+    if not match or match.group(2).lower() not in VERB_SYNONYMS:
+        return clause
+    verb = match.group(2)
+    other = _case(rng.choice(VERB_SYNONYMS[verb.lower()]), verb)
+    return clause[: match.start(2)] + other + clause[match.end(2):]
+
+
+def _vary(sentence: str, rng: random.Random) -> str:
+    """One sentence in other words, by its kind (see :meth:`RuleParaphraser.paraphrase`)."""
+    body = sentence.rstrip()
+    if body.endswith("?"):
+        return rng.choice(QUESTION_FRAMES).format(_lower_first(body))
+    stripped = body.rstrip(".!")
+    head, colon, tail = stripped.partition(": ")
+    if colon and not _imperative(head) and _imperative(tail):  # "Someone moved it: put it back."
+        return f"{head}: {_lower_first(_frame(tail, rng))}"
+    if not _imperative(stripped):
+        return sentence
+    return _frame(stripped, rng)
+
+
+def _frame(clause: str, rng: random.Random) -> str:
+    clause = _with_synonym(clause, rng)
+    frame = rng.choice(IMPERATIVE_FRAMES)
+    if frame.startswith("{}"):
+        return frame.format(clause[:1].upper() + clause[1:])
+    return frame.format(_lower_first(clause))
 
 
 PARAPHRASE_PROMPT = (

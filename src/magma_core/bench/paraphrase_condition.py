@@ -1,7 +1,8 @@
 """The bench condition ``paraphrase``: the clean task with every user instruction put in other
 words by a simulated user (:mod:`magma_core.agents.user_simulation`), for any scenario.
 
-Each stage's ``instruction`` (a string argument of its spec) and the matching user events of the
+Each stage's user instruction (a string argument ``instruction`` of its spec, else the words
+the stage's constructor makes, carried by the stage entry's ``instruction`` key) and the matching user events of the
 reference trace get the variant, seeded by the task's name and the stage index, so a recompiled
 suite holds the same words. The option ``paraphraser`` (in the suite's ``condition_options``)
 is ``builtin`` (default: the deterministic paraphraser, no model) or ``openai:MODEL@URL``. Each
@@ -26,17 +27,41 @@ def apply_paraphrase(spec: dict[str, Any], options: dict[str, Any]) -> tuple[dic
     for index, stage in enumerate(spec.get("stages") or []):
         arguments = (stage.get("spec") or {}).get("arguments") or {}
         text = arguments.get("instruction")
-        if not isinstance(text, str) or not text.strip():
-            continue
+        in_arguments = isinstance(text, str) and bool(text.strip())
+        if not in_arguments:  # words the stage's constructor makes: the entry carries them
+            text = _built_instruction(stage)
+            if text is None:
+                continue
         variant = replaced.get(text) or user.paraphrase(text, base + index)
         if variant == text:
             continue
-        arguments["instruction"] = replaced[text] = variant
+        replaced[text] = variant
+        if in_arguments:
+            arguments["instruction"] = variant
+        else:
+            stage["instruction"] = variant
         interventions.append({"type": "paraphrase", "injected_at_stage": index, "relevant_at_stage": index,
                               "original": text, "variant": variant, "user": user.name})
     for event in (spec.get("perfect_trace") or {}).get("events") or []:
         if event.get("type") == "user" and event.get("content") in replaced:
             event["content"] = replaced[event["content"]]
     if not interventions:
-        raise ValueError("no user instruction of the task changes when paraphrased")
+        raise ValueError("no user instruction of the task changes when paraphrased (only "
+                         "imperatives and questions are; statements are kept as written)")
     return spec, interventions
+
+
+def _built_instruction(entry: dict[str, Any]) -> str | None:
+    """The user's words of a stage entry whose spec arguments do not hold them (the stage
+    makes them, e.g. from a target name): read from the stage the spec builds."""
+    from magma_core.simulation.data_structures import UserInstruction
+    from magma_core.simulation.stage import BaseTaskStage
+
+    try:
+        stage = BaseTaskStage.from_spec(entry["spec"])
+    except (TypeError, ValueError, KeyError):
+        return None
+    instruction = getattr(stage.stage_input, "instruction", None)
+    if type(instruction) is not UserInstruction or not (instruction.content or "").strip():
+        return None
+    return instruction.content

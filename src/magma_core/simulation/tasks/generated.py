@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from magma_core.serialization import decode_value, encode_value, load_type, type_path
-from magma_core.simulation.data_structures import SituationInit, StageInput
+from magma_core.simulation.data_structures import SituationInit, StageInput, UserInstruction
 from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.stage.scorers import BaseScorer
 from magma_core.simulation.tasks.base_task import BaseTask, InitializationParameters, TaskMetadata
@@ -38,6 +38,8 @@ _SPEC_KEYS = {
 
 
 _STAGE_KEYS = {"request_type", "spec", "flag_answer_to_user", "reset_at_end"}
+#: written only when set (a suite item's scorer, a paraphrase of words the spec does not hold)
+_OPTIONAL_STAGE_KEYS = {"scorer", "instruction"}
 
 
 def _stage_from_entry(entry: dict[str, Any]) -> Any:
@@ -52,11 +54,26 @@ def _stage_from_entry(entry: dict[str, Any]) -> Any:
         stage.global_parameters = dataclasses.replace(stage.global_parameters, reset_at_end=reset)
     if entry["request_type"] is not None:
         stage.request_type = entry["request_type"]
+    if entry.get("instruction") is not None:  # a suite item's words for this stage
+        _set_instruction(stage, entry["instruction"])
     if entry.get("scorer") is not None:  # a suite item's scorer for this stage
         stage.scorer = BaseScorer.from_spec(entry["scorer"])
         if not stage.is_text_only():
             raise ValueError(f"{type(stage).__name__}: a scorer needs a text-only stage")
     return stage
+
+
+def _set_instruction(stage: Any, text: Any) -> None:
+    """Give ``stage`` the user's words ``text`` (a paraphrase of an instruction its spec
+    arguments do not hold), remembered for the spec (``instruction_override``)."""
+    instruction = getattr(stage.stage_input, "instruction", None)
+    if not isinstance(text, str) or not text.strip() or not isinstance(instruction, UserInstruction):
+        raise ValueError(f"{type(stage).__name__}: an instruction override is a non-empty str "
+                         "for a stage with a UserInstruction")
+    old = stage.stage_input
+    stage.stage_input = StageInput(UserInstruction(text, instruction.has_constraint),
+                                   old.flag_answer_to_user, old.linked_to_prev)
+    stage.instruction_override = text
 
 
 @dataclass
@@ -146,6 +163,8 @@ class GeneratedTask(BaseTask):
                     "reset_at_end": stage.global_parameters.reset_at_end,
                     # only when set, so that tasks without scorers keep their bytes
                     **({"scorer": stage.scorer.to_spec()} if getattr(stage, "scorer", None) else {}),
+                    **({"instruction": stage.instruction_override}
+                       if getattr(stage, "instruction_override", None) else {}),
                 }
                 for stage in self.stages
             ],
@@ -177,7 +196,7 @@ class GeneratedTask(BaseTask):
         situation = init["situation"]
         stages = []
         for index, entry in enumerate(spec["stages"]):
-            if not isinstance(entry, dict) or set(entry) - {"scorer"} != _STAGE_KEYS:
+            if not isinstance(entry, dict) or set(entry) - _OPTIONAL_STAGE_KEYS != _STAGE_KEYS:
                 raise ValueError(f"stage {index} of the task spec needs exactly {sorted(_STAGE_KEYS)}")
             stages.append(_stage_from_entry(entry))
         trace = spec["perfect_trace"]
