@@ -14,7 +14,12 @@ def test_a_run_exports_as_chat_rows(workdir):
     done = magma("run", "cube.PickPlace", "--agent", "trace", "--episodes", "2", "--out", "st",
                  "--name", "r", cwd=workdir)
     assert done.returncode == 0, done.stderr
-    out = magma("export", "r", "--out", "st", "--output", "ex", "--validation-ratio", "0.5", cwd=workdir)
+    deduplicated = magma("export", "r", "--out", "st", "--output", "ex1", cwd=workdir)
+    assert deduplicated.returncode == 0, deduplicated.stderr
+    assert "train 1, validation 0" in deduplicated.stdout  # the 2 trace episodes say the same
+    assert "dropped 1 duplicate conversation(s)" in deduplicated.stderr
+    out = magma("export", "r", "--out", "st", "--output", "ex", "--validation-ratio", "0.5",
+                "--keep-duplicates", cwd=workdir)
     assert out.returncode == 0, out.stderr
     assert "train 1, validation 1" in out.stdout
     row = json.loads((workdir / "ex" / "chat_train.jsonl").read_text().splitlines()[0])

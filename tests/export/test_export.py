@@ -28,14 +28,16 @@ def call(name: str, **arguments) -> dict:
     return {"say": "", "tool_calls": [{"name": name, "arguments": arguments, "target_robot_name": "panda"}]}
 
 
-def forest(trees: int = 1) -> ExportForest:
+def forest(trees: int = 1, same: bool = False) -> ExportForest:
     """Per tree: s0 -> c1 pick (ongoing) -> s1 -> c3 place zone_a (optimal, task done)
                                              -> c4 place zone_b (failed)
-                  s0 -> c2 say (ongoing leaf)"""
+                  s0 -> c2 say (ongoing leaf)
+    Each tree's user words differ (tree 0: "Put the cube in zone_a."), unless ``same``."""
     f = ExportForest(sources=[{"kind": "test"}])
     for t in range(trees):
         p = f"t{t}:"
-        f.situations[p + "s0"] = Situation(p + "s0", f"tree{t}", agent_input("user", "Put the cube in zone_a."))
+        words = "Put the cube in zone_a." if same or t == 0 else f"Put the cube in zone_a ({t})."
+        f.situations[p + "s0"] = Situation(p + "s0", f"tree{t}", agent_input("user", words))
         f.situations[p + "s1"] = Situation(p + "s1", f"tree{t}", agent_input("env", '{"infos": "picked"}'), p + "c1")
         f.candidates[p + "c1"] = Candidate(p + "c1", p + "s0", 0, sc.ONGOING, call("pick", object="cube"), p + "s1")
         f.candidates[p + "c2"] = Candidate(p + "c2", p + "s0", 0, sc.ONGOING, {"say": "Hm?", "tool_calls": []})
@@ -150,3 +152,18 @@ def test_the_hf_format_writes_parquet_splits(tmp_path: Path):
     row = loaded["train"][0]
     assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant", "tool", "assistant"]
     assert json.loads(row["tools"])[0]["type"] == "function"
+
+
+def test_duplicate_conversations_are_dropped_counted_and_kept_on_request(tmp_path):
+    """Three trees that say and do the same: one row, "dropped 2"; --keep-duplicates keeps 3.
+    (Rows differ only by their per-row tool-order shuffle, so identity ignores it.)"""
+    report = write_export(forest(trees=3, same=True), ExportSettings(validation_ratio=0), tmp_path / "a")
+    assert report.rows == {"train": 1, "validation": 0} and report.duplicates_dropped == 2
+    assert any(w.startswith("dropped 2 duplicate conversation(s)") and "--keep-duplicates" in w
+               for w in report.warnings)
+    assert json.loads((tmp_path / "a" / "manifest.json").read_text())["duplicates_dropped"] == 2
+    kept = write_export(forest(trees=3, same=True),
+                        ExportSettings(validation_ratio=0, keep_duplicates=True), tmp_path / "b")
+    assert kept.rows == {"train": 3, "validation": 0} and kept.duplicates_dropped == 0
+    distinct = write_export(forest(trees=3), ExportSettings(validation_ratio=0), tmp_path / "c")
+    assert distinct.rows["train"] == 3 and distinct.duplicates_dropped == 0

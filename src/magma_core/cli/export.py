@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--shuffle-seed", type=_seed, default=42, help="seed of the tool and attribute orders (42)")
     parser.add_argument("--no-coached", action="store_true",
                         help="leave out a generation's coached and recovery candidates (and what grew from them)")
+    parser.add_argument("--keep-duplicates", action="store_true",
+                        help="keep chat rows whose conversation an earlier row already holds (dropped and "
+                        "counted by default)")
     parser.set_defaults(func=export)
 
 
@@ -73,7 +76,8 @@ def export(args: argparse.Namespace) -> int:
     settings = ExportSettings(format=args.format, min_score=args.min_score,
                               validation_ratio=args.validation_ratio, split_seed=args.split_seed,
                               shuffle_seed=args.shuffle_seed, chat_template=args.chat_template,
-                              preference_margin=args.preference_margin)
+                              preference_margin=args.preference_margin,
+                              keep_duplicates=args.keep_duplicates)
     output = args.output or args.out / "exports" / f"{args.name}-{args.format}"
     try:
         report = write_export(forest, settings, output)

@@ -1,6 +1,8 @@
 """Writing an export: rows per format, a train/validation split by tree, a manifest of hashes.
 
-Formats are exporter plug-ins (:mod:`magma_core.export.plugins`); the built-in ones: ``chat-jsonl`` (one conversation per kept path), ``preference-jsonl`` (chosen /
+Formats are exporter plug-ins (:mod:`magma_core.export.plugins`); the built-in ones: ``chat-jsonl`` (one conversation per kept path; a path
+whose conversation an earlier row already holds is dropped and counted, unless
+``keep_duplicates``), ``preference-jsonl`` (chosen /
 rejected sibling decisions of one situation: the prompt, the two assistant turns, the tools)
 and ``hf`` (the chat rows as a Hugging Face ``datasets`` dataset in Parquet, one file per
 split). ``manifest.json`` holds the settings, the counts, the split and the SHA-256 of every
@@ -41,6 +43,12 @@ class ExportSettings:
     shuffle_seed: int = 42
     preference_margin: float = sc.KEEP_MARGIN
     chat_template: str | None = None  # render chat rows into "text" (see export.chat_template)
+    keep_duplicates: bool = False  # keep chat rows whose conversation an earlier row has
+
+
+class Duplicate(str):
+    """A ``refused`` entry (``"id: duplicate of id"``) of a chat row dropped because an
+    earlier row holds the same conversation; counted apart from the template's refusals."""
 
 
 @dataclass
@@ -52,6 +60,7 @@ class ExportReport:
     rows: dict[str, int] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # name -> sha256
     warnings: list[str] = field(default_factory=list)
+    duplicates_dropped: int = 0
 
 
 def chat_rows(forest: ExportForest, settings: ExportSettings,
@@ -70,8 +79,15 @@ def chat_rows(forest: ExportForest, settings: ExportSettings,
         if path[-1][1].key not in ends:
             ends.add(path[-1][1].key)
             paths.append(path)
+    seen: dict[str, str] = {}
     for path in paths:
         key = path[-1][1].key
+        if not settings.keep_duplicates:
+            same = seen.setdefault(conversation_identity(path, forest), key)
+            if same != key:
+                if refused is not None:
+                    refused.append(Duplicate(f"{key}: duplicate of {same}"))
+                continue
         messages, tools = conversation(path, settings.shuffle_seed, key, **model_view(forest))
         origins = {c.origin for _, c in path}
         origin = next((o for o in ("recovery", "coached") if o in origins), "model")
@@ -85,6 +101,13 @@ def chat_rows(forest: ExportForest, settings: ExportSettings,
             row["text"] = text
         rows.append((path[0][0].group, row))
     return rows
+
+
+def conversation_identity(path: list[Any], forest: ExportForest) -> str:
+    """What makes two paths the same conversation: their messages and tools rendered with
+    one fixed order (not the per-row shuffle), hashed."""
+    messages, tools = conversation(path, 0, "identity", **model_view(forest))
+    return hashlib.sha256(json.dumps([messages, tools], sort_keys=True, default=str).encode()).hexdigest()
 
 
 def preference_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str, dict[str, Any]]]:
@@ -182,12 +205,19 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     warnings = [warning] if warning else []
     if not rows and exporter.explain_empty is not None:
         warnings.append(exporter.explain_empty(forest, settings))
+    duplicates = [r for r in refused if isinstance(r, Duplicate)]
+    refused = [r for r in refused if not isinstance(r, Duplicate)]
+    if duplicates:
+        warnings.append(f"dropped {len(duplicates)} duplicate conversation(s) (the same messages "
+                        f"and tools as an earlier row, e.g. {duplicates[0]}); --keep-duplicates "
+                        "keeps them")
     if refused:
         warnings.append(f"{len(refused)} rows refused by chat template {settings.chat_template}: {refused[0]}"
                         + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""))
     if _unchanged(output, signature):
         manifest = json.loads((output / MANIFEST).read_text())
-        return ExportReport(output, True, manifest["rows"], manifest["files"], warnings)
+        return ExportReport(output, True, manifest["rows"], manifest["files"], warnings,
+                            len(duplicates))
     output.mkdir(parents=True, exist_ok=True)
     train_groups, validation_groups = split_groups([g for g, _ in rows], settings.validation_ratio,
                                                    settings.split_seed)
@@ -214,13 +244,14 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
         "sources": forest.sources,
         "settings": settings.__dict__,
         "rows": {split: len(r) for split, r in splits.items()},
+        "duplicates_dropped": len(duplicates),
         "split": {"train": train_groups, "validation": validation_groups},
         "files": files,
     }
     tmp = output / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
     tmp.replace(output / MANIFEST)
-    return ExportReport(output, False, manifest["rows"], files, warnings)
+    return ExportReport(output, False, manifest["rows"], files, warnings, len(duplicates))
 
 
 def _unchanged(output: Path, signature: str) -> bool:
