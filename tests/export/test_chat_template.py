@@ -4,6 +4,7 @@ tool-aware ChatML keeps every call and result; a template that drops them is ref
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +57,36 @@ def test_a_template_is_sandboxed_data():
         path.write_text("{{ ''.__class__.__mro__[1].__subclasses__() }}")
         text, reason = ChatTemplate(str(path)).render(chat_rows(forest(), ExportSettings())[0][1])
     assert text is None and "fails on this row" in reason
+
+
+QWEN = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates" / "qwen2_5_instruct.jinja"
+
+
+def test_a_qwen_style_template_double_encodes_string_arguments_and_the_check_sees_it():
+    """Qwen2.5-Instruct's template (the one the training guide gives TRL) writes
+    ``tool_call.arguments | tojson``: the OpenAI format's JSON-string arguments come out as a
+    string inside the JSON. The check catches it; the row is rendered with objects instead."""
+    (_, row), = chat_rows(forest(), ExportSettings())
+    template = ChatTemplate(str(QWEN))
+    text, reason = template._checked(row)
+    assert text is None and reason.startswith("the template renders the arguments other than as a JSON object")
+    assert "tool call 'pick' of message 2" in reason
+    text, reason = template.render(row)
+    assert reason is None and template.objects_used == 1
+    assert '<tool_call>\n{"name": "pick", "arguments": {"object": "cube"}}\n</tool_call>' in text
+    assert '\\"object\\"' not in text
+    assert '"name": "pick"' in text.split("\n</tools>")[0]  # the tools rendered with transformers' tojson
+
+
+def test_a_template_that_double_encodes_objects_too_is_refused(tmp_path):
+    twice = QWEN.read_text().replace("tool_call.arguments | tojson", "tool_call.arguments | tojson | tojson")
+    (tmp_path / "twice.jinja").write_text(twice)
+    (_, row), = chat_rows(forest(), ExportSettings())
+    text, reason = ChatTemplate(str(tmp_path / "twice.jinja")).render(row)
+    assert text is None and "other than as a JSON object" in reason
+
+
+def test_an_export_through_the_qwen_template_says_it_rendered_objects(tmp_path):
+    report = write_export(forest(trees=2), ExportSettings(chat_template=str(QWEN)), tmp_path / "out")
+    assert sum(report.rows.values()) == 2
+    assert any("double-encodes string tool-call arguments" in w and "2 row(s)" in w for w in report.warnings)

@@ -7,13 +7,16 @@ and tools rendered by a Jinja chat template, as a trainer would render them. ``S
 assistant-only loss), a tokenizer folder or its ``tokenizer_config.json`` (its
 ``chat_template``), or a ``.jinja`` file. Many models' own templates drop tool calls or tool
 results (the assistant turn renders empty): a row whose text lacks any call's name and
-arguments, or any tool result, is refused with the reason, never written half.
+arguments, or any tool result, is refused with the reason, never written half. Others
+double-encode the OpenAI format's string arguments (``arguments | tojson``: Qwen2.5's): the
+check sees it, and renders such a row with its arguments as objects instead.
 The template runs in Jinja's sandbox: a template is data, never code.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,22 +72,51 @@ def template_text(source: str) -> str:
     return template
 
 
+def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
+            separators: Any = None, sort_keys: bool = False) -> str:
+    """``tojson`` as transformers' chat templates have it (plain ``json.dumps``, not Jinja's
+    HTML-safe one), so a template renders here as it does for the tokenizer."""
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                      sort_keys=sort_keys)
+
+
 class ChatTemplate:
-    """A compiled chat template; :meth:`render` renders one row, or says why it would not."""
+    """A compiled chat template; :meth:`render` renders one row, or says why it would not.
+
+    ``objects_used``: how many rows were rendered with their tool-call arguments given as
+    objects because the template double-encodes them as strings (see :meth:`render`)."""
 
     def __init__(self, source: str) -> None:
         self.source = source
+        self.objects_used = 0
         env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[_Generation])
         env.globals["raise_exception"] = _raise
+        env.filters["tojson"] = _tojson
         try:
             self.template = env.from_string(template_text(source))
         except TemplateError as exc:
             raise ChatTemplateError(f"chat template {source} does not compile: {exc}") from None
 
     def render(self, row: dict[str, Any]) -> tuple[str | None, str | None]:
-        """``(text, None)``, or ``(None, reason)`` when the template fails or drops a tool
-        call or a tool result of the row. The check renders a copy whose call names,
-        argument values and results are unique markers, and looks for each of them."""
+        """``(text, None)``, or ``(None, reason)`` when the template fails, drops a tool call
+        or a tool result of the row, or renders a call's arguments other than as a JSON
+        object (e.g. a JSON string inside the JSON: ``"{\\"object\\": ...}"``, what
+        ``arguments | tojson`` does to the OpenAI format's string arguments in Qwen2.5's
+        template). The check renders a copy whose call names, argument values and results
+        are unique markers, and looks for each of them. A row whose string arguments are
+        double-encoded is rendered again with its arguments as objects (what such templates
+        expect) and kept when that passes (counted in ``objects_used``)."""
+        text, reason = self._checked(row)
+        if reason is not None and reason.startswith(DOUBLE_ENCODED):
+            as_objects = _arguments_as_objects(row)
+            if as_objects is not None:
+                fixed, again = self._checked(as_objects)
+                if again is None:
+                    self.objects_used += 1
+                    return fixed, None
+        return text, reason
+
+    def _checked(self, row: dict[str, Any]) -> tuple[str | None, str | None]:
         probe, wanted = _probe(row)
         try:
             text = self._render(row)
@@ -94,11 +126,40 @@ class ChatTemplate:
         for marker, reason in wanted:
             if marker not in probed:
                 return None, reason
+            if marker.startswith("magma_probe_arg_") and not _as_json_string(probed, marker):
+                return None, f"{DOUBLE_ENCODED} {reason.split(' of tool call ', 1)[1]}"
         return text, None
 
     def _render(self, row: dict[str, Any]) -> str:
         return self.template.render(messages=row["messages"], tools=row.get("tools") or None,
                                     add_generation_prompt=False, bos_token="", eos_token="")
+
+
+DOUBLE_ENCODED = "the template renders the arguments other than as a JSON object (double-encoded?): tool call"
+
+
+def _as_json_string(text: str, marker: str) -> bool:
+    """Whether ``marker`` appears in ``text`` as a JSON string value (unescaped quotes
+    around it), not inside an escaped string (``\\"marker\\"``) or a Python repr."""
+    return any(text[i - 1 : i] == '"' and text[i - 2 : i - 1] != "\\"
+               for i in (m.start() for m in re.finditer(re.escape(marker), text)))
+
+
+def _arguments_as_objects(row: dict[str, Any]) -> dict[str, Any] | None:
+    """A copy of ``row`` whose tool-call ``arguments`` JSON strings are objects; None when
+    it has none to convert."""
+    copy = json.loads(json.dumps(row))
+    changed = False
+    for message in copy["messages"]:
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            if isinstance(function.get("arguments"), str):
+                try:
+                    function["arguments"] = json.loads(function["arguments"])
+                except ValueError:
+                    return None
+                changed = True
+    return copy if changed else None
 
 
 def _probe(row: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:

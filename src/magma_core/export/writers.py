@@ -46,6 +46,10 @@ class ExportSettings:
     keep_duplicates: bool = False  # keep chat rows whose conversation an earlier row has
 
 
+class Notice(str):
+    """A ``refused`` entry that is no refusal, only a line for the export's warnings."""
+
+
 class Duplicate(str):
     """A ``refused`` entry (``"id: duplicate of id"``) of a chat row dropped because an
     earlier row holds the same conversation; counted apart from the template's refusals."""
@@ -100,6 +104,10 @@ def chat_rows(forest: ExportForest, settings: ExportSettings,
                 continue
             row["text"] = text
         rows.append((path[0][0].group, row))
+    if template is not None and template.objects_used and refused is not None:
+        refused.append(Notice(f"chat template {settings.chat_template} double-encodes string tool-call "
+                              f"arguments: the text of {template.objects_used} row(s) is rendered with "
+                              "the arguments as objects (train on 'text', or give the tokenizer objects)"))
     return rows
 
 
@@ -206,7 +214,8 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     if not rows and exporter.explain_empty is not None:
         warnings.append(exporter.explain_empty(forest, settings))
     duplicates = [r for r in refused if isinstance(r, Duplicate)]
-    refused = [r for r in refused if not isinstance(r, Duplicate)]
+    warnings += [str(r) for r in refused if isinstance(r, Notice)]
+    refused = [r for r in refused if not isinstance(r, (Duplicate, Notice))]
     if duplicates:
         warnings.append(f"dropped {len(duplicates)} duplicate conversation(s) (the same messages "
                         f"and tools as an earlier row, e.g. {duplicates[0]}); --keep-duplicates "

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.gen.assembly import GenParts, prepare_generation
+from magma_core.gen.budget_check import budget_warning
 from magma_core.gen.generator import Generator, GenSettings
 from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
 from magma_core.runs.agent_requests import AgentOutage, Pacing
@@ -61,6 +62,9 @@ def generate(spec: GenSpec, listener: Listener | None = None) -> GenResult:
     started = time.perf_counter()
     name = spec.generation_name
     parts = prepare(spec)
+    warning = budget_warning(parts.task, spec.branches, spec.max_per_stage, spec.max_nodes, spec.trees)
+    if warning:  # the node budget cannot reach the last stage: said before any tree grows
+        listener("warning", None, warning)
     closed = False
     store = open_generation_store(spec.out)
     try:
