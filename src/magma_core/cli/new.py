@@ -27,8 +27,13 @@ def new_scenario(args: argparse.Namespace) -> int:
     folder = args.dir or Path(args.name)
     files = write_scenario_package(args.name, folder)
     print(f"wrote the {names.scenario} scenario package in {folder} ({len(files)} files)")
-    print("next, in the environment that has MAGMA:")
+    sibling = Path(sys.executable).with_name("magma")  # this environment's own command
+    magma = str(sibling) if sibling.exists() else "magma"
+    print("next, in the environment that has MAGMA (each line works as it is):")
     print(f"  {sys.executable} -m pip install -e {folder}")
-    print(f"  magma run {names.scenario}.Deliver --agent trace")
+    print(f"  {magma} run {names.scenario}.Deliver --agent trace")
     print(f"  {sys.executable} {folder / 'tests' / f'test_{names.scenario}.py'}")
+    print(f"  {magma} bench compile {names.scenario} --out suites/{names.scenario}")
+    print(f"  {magma} bench run suites/{names.scenario} --agent trace --name trace")
+    print(f"(the test runs without pytest; {folder / 'README.md'} lists the rest)")
     return 0

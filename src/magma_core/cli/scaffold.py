@@ -1,6 +1,7 @@
 """The files of a new scenario package (``magma new scenario NAME``), every id and path
 derived from NAME: a world with a block and two target zones, pick/place tools, a stage, a
-preset with its reference trace, a definition, a test, the manifest and ``pyproject.toml``.
+preset with its reference trace, a definition, a benchmark suite, a test, the manifest and
+``pyproject.toml``.
 
 :func:`write_scenario_package` writes them; the package installs with ``pip install -e`` and
 its own test (``python tests/test_NAME.py``, or pytest) runs the preset with the trace agent and expects OPTIMAL.
@@ -84,6 +85,10 @@ requires-python = ">=3.11"
 
 [tool.setuptools.packages.find]
 where = ["src"]
+
+# The benchmark suite specs ship inside the package (ScenarioManifest.suites names them).
+[tool.setuptools.package-data]
+"*" = ["suites/*.yaml"]
 '''
 
 README = '''\
@@ -97,6 +102,9 @@ magma scenarios list                            # @SCENARIO@ is listed
 magma test-tools @SCENARIO@.Deliver             # call its tools by hand
 magma run @SCENARIO@.Deliver --agent trace      # the reference trace: every stage OPTIMAL
 magma run @SCENARIO@.Shuffle --episodes 2       # generated tasks from the definition
+magma bench compile @SCENARIO@ --out suites/@SCENARIO@    # freeze its benchmark suite
+magma bench run suites/@SCENARIO@ --agent trace --name trace   # run it (then: magma bench report trace)
+magma export bench.trace                        # the episodes as chat fine-tuning rows
 python tests/test_@SCENARIO@.py                 # its own test (or: python -m pytest tests)
 ```
 
@@ -109,6 +117,7 @@ python tests/test_@SCENARIO@.py                 # its own test (or: python -m py
 | `src/@PACKAGE@/stages.py` | a stage: the block on a target, then a short answer |
 | `src/@PACKAGE@/presets.py` | the preset `Deliver` and its reference trace |
 | `src/@PACKAGE@/definitions.py` | the definition `Shuffle`: each seed generates a task |
+| `src/@PACKAGE@/suites/@SCENARIO@.yaml` | its benchmark suite (`magma bench compile @SCENARIO@`) |
 | `tests/test_@SCENARIO@.py` | runs `Deliver` with the trace agent and expects OPTIMAL |
 '''
 
@@ -122,6 +131,7 @@ SCENARIO = ScenarioManifest(
     presets={"Deliver": "@PACKAGE@.presets:Deliver"},
     definitions={"Shuffle": "@PACKAGE@.definitions:Shuffle"},
     environments={"@ENV_ID@": "@PACKAGE@.env"},  # importing the module registers the env
+    suites={"@SCENARIO@": "@PACKAGE@:suites/@SCENARIO@.yaml"},  # magma bench compile @SCENARIO@
 )
 '''
 
@@ -319,6 +329,18 @@ class Shuffle(TaskDefinition):
     max_target_tool_calls = 4  # two moves
 '''
 
+SUITE = '''\
+# The benchmark suite of @SCENARIO@: magma bench compile @SCENARIO@ --out suites/@SCENARIO@
+name: @SCENARIO@
+description: Deliver and two generated Shuffle tasks, as written and in other words.
+# clean and paraphrase need no condition transforms; execution_error, interruption,
+# mission_update and combined need a transforms module (the benchmarking guide says how).
+conditions: [clean, paraphrase]
+skeletons:
+  - {preset: @SCENARIO@.Deliver}
+  - {definition: @SCENARIO@.Shuffle, seeds: 2}
+'''
+
 TEST = '''\
 """The @SCENARIO@ scenario is installed, and its reference trace solves Deliver OPTIMALLY.
 
@@ -363,5 +385,6 @@ TEMPLATES = {
     "src/{pkg}/stages.py": STAGES,
     "src/{pkg}/presets.py": PRESETS,
     "src/{pkg}/definitions.py": DEFINITIONS,
+    "src/{pkg}/suites/{name}.yaml": SUITE,
     "tests/test_{name}.py": TEST,
 }

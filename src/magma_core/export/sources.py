@@ -131,6 +131,15 @@ def _from_run(runs: StoreReader, name: str) -> ExportForest:
     preset = run["preset"]
     forest = ExportForest(sources=[{"kind": "run", "name": name, "target": preset,
                                     "config": run["config"]}])
+    bench = (run["config"] or {}).get("bench")
+    if bench:  # a benchmark run: each trial's task is its item's, frozen in the suite folder
+        tasks = _bench_tasks(runs, bench)
+        for summary in runs.episodes(name):
+            record = runs.episode_record(name, summary.episode) or {}
+            tools, attributes = _task_vocabulary(tasks(summary.episode))
+            _add_episode(forest, name, summary.episode, record, tools, attributes,
+                         runs.images(name, summary.episode))
+        return forest
     target_cls = load_target(preset)
     definition = EpisodeTasks(target_cls()) if issubclass(target_cls, TaskDefinition) else None
     tools, attributes = _task_vocabulary(target_cls()) if definition is None else ([], {})
@@ -141,6 +150,31 @@ def _from_run(runs: StoreReader, name: str) -> ExportForest:
         _add_episode(forest, name, summary.episode, record, tools, attributes,
                      runs.images(name, summary.episode))
     return forest
+
+
+def _bench_tasks(runs: StoreReader, bench: str) -> Any:
+    """``episode -> task`` of benchmark run ``bench``: trial k of the item at position i is
+    episode ``i * K + k``; the item's frozen task is read from the suite folder the run
+    names (``items/ITEM.json``); a moved or missing suite is a one-line :class:`SourceError`."""
+    from magma_core.simulation.tasks import task_from_json
+
+    config = (runs.get_bench(bench) or {}).get("config") or {}
+    folder, items, trials = Path(config.get("suite_dir", "")), config.get("items") or [], int(config.get("trials") or 1)
+    cache: dict[int, Any] = {}
+
+    def task(episode: int) -> Any:
+        index = episode // trials
+        if index not in cache:
+            item_id = items[index]["item_id"] if index < len(items) else "?"
+            try:
+                spec = json.loads((folder / "items" / f"{item_id}.json").read_text())["task"]
+            except (OSError, ValueError, KeyError) as exc:
+                raise SourceError(f"benchmark run {bench!r}: cannot read item {item_id} of its suite "
+                                  f"{folder} ({exc}); export from where the suite folder is") from None
+            cache[index] = task_from_json(json.dumps(spec))
+        return cache[index]
+
+    return task
 
 
 def _task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
