@@ -16,6 +16,8 @@ import hashlib
 from typing import Any
 
 from magma_core.agents.user_simulation import user_from_spec
+from magma_core.simulation.data_structures import UserInstruction
+from magma_core.simulation.stage import BaseTaskStage
 
 
 def apply_paraphrase(spec: dict[str, Any], options: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -54,9 +56,6 @@ def apply_paraphrase(spec: dict[str, Any], options: dict[str, Any]) -> tuple[dic
 def _built_instruction(entry: dict[str, Any]) -> str | None:
     """The user's words of a stage entry whose spec arguments do not hold them (the stage
     makes them, e.g. from a target name): read from the stage the spec builds."""
-    from magma_core.simulation.data_structures import UserInstruction
-    from magma_core.simulation.stage import BaseTaskStage
-
     try:
         stage = BaseTaskStage.from_spec(entry["spec"])
     except (TypeError, ValueError, KeyError):

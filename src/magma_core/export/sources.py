@@ -18,7 +18,7 @@ from typing import Any
 from magma_core.export.rows import Candidate, ExportForest, Situation
 from magma_core.scenarios import load_target
 from magma_core.scenarios.episode_tasks import EpisodeTasks
-from magma_core.simulation.tasks import TaskDefinition
+from magma_core.simulation.tasks import TaskDefinition, task_from_json
 from magma_core.store import scores as sc
 from magma_core.store.reader import StoreReader
 
@@ -156,8 +156,6 @@ def _bench_tasks(runs: StoreReader, bench: str) -> Any:
     """``episode -> task`` of benchmark run ``bench``: trial k of the item at position i is
     episode ``i * K + k``; the item's frozen task is read from the suite folder the run
     names (``items/ITEM.json``); a moved or missing suite is a one-line :class:`SourceError`."""
-    from magma_core.simulation.tasks import task_from_json
-
     config = (runs.get_bench(bench) or {}).get("config") or {}
     folder, items, trials = Path(config.get("suite_dir", "")), config.get("items") or [], int(config.get("trials") or 1)
     cache: dict[int, Any] = {}
