@@ -52,13 +52,19 @@ def _public(module: Any) -> list[tuple[str, Any]]:
     return [(n, getattr(module, n)) for n in names if hasattr(module, n)]
 
 
-def _object(name: str, obj: Any) -> list[str]:
+def _anchor(dotted: str) -> str:
+    """The anchor mkdocstrings gave this object (links into the site keep working)."""
+    return f'<a id="{dotted}"></a>'
+
+
+def _object(module: str, name: str, obj: Any) -> list[str]:
     if inspect.isclass(obj):
         bases = ", ".join(b.__name__ for b in obj.__bases__ if b is not object)
         init = obj.__init__ if "__init__" in vars(obj) or not inspect.isclass(obj) else None
         signature = _signature(obj) if init is not None or hasattr(obj, "__dataclass_fields__") else ""
         head = f"class {name}{f'({bases})' if bases else ''}" + (f"\n    {name}{signature}" if signature else "")
-        out = [f"### `{name}`", "", "```python", head, "```", "", _clean(obj.__doc__), ""]
+        out = [_anchor(f"{module}.{name}"), "", f"### `{name}`", "", "```python", head, "```", "",
+               _clean(obj.__doc__), ""]
         for attr, member in vars(obj).items():
             if attr.startswith("_") or not (inspect.isfunction(member) or isinstance(member, (classmethod, staticmethod, property))):
                 continue
@@ -67,20 +73,20 @@ def _object(name: str, obj: Any) -> list[str]:
             if not doc:
                 continue
             shown = f"{name}.{attr}" + ("" if isinstance(member, property) else _signature(function))
-            out += [f"#### `{shown}`", "", doc, ""]
+            out += [_anchor(f"{module}.{name}.{attr}"), "", f"#### `{shown}`", "", doc, ""]
         return out
     if callable(obj):
-        return [f"### `{name}`", "", "```python", f"def {name}{_signature(obj)}", "```", "",
+        return [_anchor(f"{module}.{name}"), "", f"### `{name}`", "", "```python", f"def {name}{_signature(obj)}", "```", "",
                 _clean(obj.__doc__), ""]
-    return [f"### `{name}`", "", f"`{name} = {re.sub(r' at 0x[0-9a-f]+', '', repr(obj))[:200]}`", ""]
+    return [_anchor(f"{module}.{name}"), "", f"### `{name}`", "", f"`{name} = {re.sub(r' at 0x[0-9a-f]+', '', repr(obj))[:200]}`", ""]
 
 
 def module_markdown(name: str) -> str:
     """The Markdown of module ``name``: its docstring, then each public object."""
     module = importlib.import_module(name)
-    lines = [f"## `{name}`", "", _clean(module.__doc__), ""]
+    lines = [_anchor(name), "", f"## `{name}`", "", _clean(module.__doc__), ""]
     for obj_name, obj in _public(module):
-        lines += _object(obj_name, obj)
+        lines += _object(name, obj_name, obj)
     return "\n".join(line.rstrip() for line in lines).strip() + "\n"
 
 
