@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"unknown phases or arms: {', '.join(sorted(unknown))}")
     if args.smoke:
-        args.trees, arms, phases = 2, ["trace"], ["check", "data"]
+        args.trees, arms, phases, args.items = 2, ["trace"], ["check", "data"], 2
     if args.trees > HELD_OUT_FIRST_SEED:
         raise SystemExit(f"--trees {args.trees} would reach the held-out seeds ({HELD_OUT_FIRST_SEED}+)")
     args.out = (args.out or Path("runs") / ("learning-curve-smoke" if args.smoke else "learning-curve")).resolve()
