@@ -132,6 +132,10 @@ def paired(a: Mapping[Any, bool] | None, b: Mapping[Any, bool] | None) -> str:
     return f"{test['gained']}+/{test['lost']}- p={test['p']:.3g}"
 
 
+def _outcomes(by_split: Mapping[str, Any], split: str, condition: str) -> Mapping[Any, bool] | None:
+    return by_split.get(split, {}).get("figures", {}).get(condition, {}).get("outcomes")
+
+
 def report_lines(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
     """The Markdown table: ``results[arm][split]`` holds ``split_figures`` plus ``calls``."""
     lines = ["| split | condition | arm | success [95% CI] | vs base | vs trace | recovered | "
@@ -147,14 +151,13 @@ def report_lines(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list
                     continue
                 fig = entry["figures"][condition]
                 outcomes = fig["outcomes"]
-                ref = lambda r: r.get(split, {}).get("figures", {}).get(condition, {}).get("outcomes")  # noqa: E731
                 rec = fig["recovery"]
                 recovered = f"{rec['recovered']}/{rec['injected']}" if rec["injected"] else "-"
                 sc = fig["stage_completion"]
                 lines.append(
                     f"| {split} | {condition} | {arm} | {dv.fmt_rate(fig['success'])} | "
-                    f"{'-' if arm == 'base' else paired(ref(base), outcomes)} | "
-                    f"{'-' if arm.startswith('trace') else paired(ref(trace), outcomes)} | "
+                    f"{'-' if arm == 'base' else paired(_outcomes(base, split, condition), outcomes)} | "
+                    f"{'-' if arm.startswith('trace') else paired(_outcomes(trace, split, condition), outcomes)} | "
                     f"{recovered} | "
                     f"{'-' if sc is None else f'{sc:.2f}'} | {entry['calls']['valid_call_rate']:.2f} | "
                     f"{entry['calls']['s_per_decision']:.1f} |")
@@ -190,7 +193,12 @@ def split_suites(args: argparse.Namespace) -> dict[str, Path]:
 def training_texts(args: argparse.Namespace) -> tuple[set[str], set[tuple[str, ...]]]:
     """The training side of the leak check: every instruction and combination the training
     definitions produce over the training seeds, plus the user turns of every exported row."""
-    from magma_core.bench.splits import read_rows, row_instructions, spec_combinations, spec_instructions
+    from magma_core.bench.splits import (
+        read_rows,
+        row_instructions,
+        spec_combinations,
+        spec_instructions,
+    )
     from magma_core.bench.task_spec import task_to_spec
     from magma_core.scenarios import load_definition
 
