@@ -22,6 +22,7 @@ SENTENCES = [
     "Sort the cubes: put the red_cube in zone_a, then the green_cube in zone_b.",
     "Pick up the cube. Then place it in zone_b.",
     "What is on the shelf?",
+    "Please move the red_cube to zone_b.",
 ]
 
 

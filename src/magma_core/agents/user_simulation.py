@@ -140,14 +140,17 @@ def _vary(sentence: str, rng: random.Random) -> str:
     head, colon, tail = stripped.partition(": ")
     if colon and not _imperative(head) and _imperative(tail):  # "Someone moved it: put it back."
         return f"{head}: {_lower_first(_frame(tail, rng))}"
+    polite = re.match(r"please,?\s+", stripped, re.IGNORECASE)
+    if polite and _imperative(stripped[polite.end():]):  # "Please move ...": framed anew
+        return _frame(stripped[polite.end():], rng, IMPERATIVE_FRAMES[1:])
     if not _imperative(stripped):
         return sentence
     return _frame(stripped, rng)
 
 
-def _frame(clause: str, rng: random.Random) -> str:
+def _frame(clause: str, rng: random.Random, frames: tuple[str, ...] = IMPERATIVE_FRAMES) -> str:
     clause = _with_synonym(clause, rng)
-    frame = rng.choice(IMPERATIVE_FRAMES)
+    frame = rng.choice(frames)
     if frame.startswith("{}"):
         return frame.format(clause[:1].upper() + clause[1:])
     return frame.format(_lower_first(clause))
