@@ -7,8 +7,9 @@ Phases (``--phases``, default all, in this order; each resumes from what ``--out
   ``split_long``, ``split_other_domain``; see ``magma_scenarios/sorting/splits.py``) and count,
   per split and condition, the held-out instructions found verbatim in the training data and the
   (cube, zone, template) combinations the training definitions produce
-  (``magma_core.bench.splits``). Any overlap in the compositional split stops the experiment
-  (exit 2). ``--check-splits`` runs this phase alone.
+  (``magma_core.bench.splits``), and the items that repeat a training task word for word. Any
+  overlap in the compositional split, or a repeated task in the perturbed split, stops the
+  experiment (exit 2). ``--check-splits`` runs this phase alone.
 - ``data``: per data arm, ``magma gen`` over the training definitions (seeds below 1000) and
   ``magma export`` to chat-jsonl (and preference-jsonl for the DPO arm).
 - ``train``: per arm and size, the rows drawn at equal budget (``equal_rows``: every arm the
@@ -50,7 +51,10 @@ PHASES = ("check", "data", "train", "eval", "report")
 SPLITS = {"compositional": "split_compositional", "perturbed": "split_perturbed",
           "long": "split_long", "other_domain": "split_other_domain"}
 STRICT_SPLITS = ("compositional",)
-TRAINING_DEFINITIONS = ("sorting.ShortSortingTrain", "sorting.PairSortingTrain", "sorting.LongSortingTrain")
+#: splits none of whose items may repeat a training task word for word
+WHOLE_TASK_SPLITS = ("compositional", "perturbed")
+TRAINING_DEFINITIONS = ("sorting.ShortSortingTrain", "sorting.PairSortingTrain", "sorting.PerturbedPairSortingTrain",
+                        "sorting.LongSortingTrain")
 HELD_OUT_FIRST_SEED = 1000
 #: data arm -> magma gen options (the base arm has no data)
 ARMS = {
@@ -190,7 +194,7 @@ def split_suites(args: argparse.Namespace) -> dict[str, Path]:
     return folders
 
 
-def training_texts(args: argparse.Namespace) -> tuple[set[str], set[tuple[str, ...]]]:
+def training_texts(args: argparse.Namespace) -> tuple[set[str], set[tuple[str, ...]], set[tuple[str, ...]]]:
     """The training side of the leak check: every instruction and combination the training
     definitions produce over the training seeds, plus the user turns of every exported row."""
     from magma_core.bench.splits import (
@@ -198,39 +202,44 @@ def training_texts(args: argparse.Namespace) -> tuple[set[str], set[tuple[str, .
         row_instructions,
         spec_combinations,
         spec_instructions,
+        spec_sequence,
     )
     from magma_core.bench.task_spec import task_to_spec
     from magma_core.scenarios import load_definition
 
     texts: set[str] = set()
     combinations: set[tuple[str, ...]] = set()
+    sequences: set[tuple[str, ...]] = set()
     for name in TRAINING_DEFINITIONS:
         definition = load_definition(name)()
         for seed in range(min(args.trees, HELD_OUT_FIRST_SEED) if args.smoke else HELD_OUT_FIRST_SEED):
             spec = task_to_spec(definition.generate(seed))
             texts |= spec_instructions(spec)
             combinations |= spec_combinations(spec)
+            sequences.add(spec_sequence(spec))
     for path in sorted((args.out / "exports").glob("*/*_train.jsonl")):
         texts |= row_instructions(read_rows(path))
-    return texts, combinations
+    return texts, combinations, sequences
 
 
 def phase_check(args: argparse.Namespace) -> dict[str, Any]:
     from magma_core.bench.splits import check_split, refuse_leaks
     from magma_core.bench.suite import load_suite
 
-    texts, combinations = training_texts(args)
+    texts, combinations, sequences = training_texts(args)
     overlaps = []
     for split, folder in split_suites(args).items():
         items = load_suite(folder).items
-        overlaps.append(check_split(split, items, texts, combinations))
+        overlaps.append(check_split(split, items, texts, combinations, sequences))
         for condition in sorted({i["condition"] for i in items} - {"clean"}):
             overlaps.append(check_split(f"{split}/{condition}",
-                                        [i for i in items if i["condition"] == condition], texts, combinations))
+                                        [i for i in items if i["condition"] == condition], texts, combinations,
+                                        sequences))
     for overlap in overlaps:
         print("  " + overlap.line())
-    refuse_leaks(overlaps, STRICT_SPLITS)
-    return {o.split: [o.verbatim_in_training, o.overlapping_combinations] for o in overlaps}
+    refuse_leaks(overlaps, STRICT_SPLITS, WHOLE_TASK_SPLITS)
+    return {o.split: [o.verbatim_in_training, o.overlapping_combinations, o.tasks_in_training]
+            for o in overlaps}
 
 
 def phase_data(args: argparse.Namespace, arm: str) -> int:

@@ -31,7 +31,8 @@ SORTING = ScenarioManifest(
            for name in ("LongSorting", "LongSortingJudged", "ShortSorting")},
         "RuleSorting": "magma_scenarios.sorting.rule_definitions:RuleSorting",
         **{name: f"magma_scenarios.sorting.splits:{name}"
-           for name in ("ShortSortingTrain", "PairSortingTrain", "ShortSortingCompositional",
+           for name in ("ShortSortingTrain", "PairSortingTrain", "PerturbedPairSortingTrain", "PairSortingHeldOut",
+                        "ShortSortingCompositional",
                         "LongSortingTrain")},
     },
     environments={

@@ -113,3 +113,66 @@ def test_the_shipped_split_suites_compile_with_their_conditions():
     compositional = read_spec("split_compositional")
     assert compositional["skeletons"][0]["definition"] == "sorting.ShortSortingCompositional"
     assert ShortSortingCompositional.active_requests[0].combinations == HELD_OUT_COMBINATIONS
+
+
+def test_perturbed_training_tasks_cycle_the_conditions_over_training_seeds():
+    from magma_scenarios.sorting.splits import TRAINING_CONDITIONS, PerturbedPairSortingTrain
+
+    definition = PerturbedPairSortingTrain()
+    names = [definition.generate(seed).name for seed in range(8)]
+    assert "execution_error" in names[1] and "interruption" in names[2]
+    assert not any(c in names[0] for c in TRAINING_CONDITIONS[1:])  # seed 0: clean
+    slipped = task_to_spec(definition.generate(1))
+    assert any(e["spec"]["arguments"].get("errors") for e in slipped["stages"]
+               if "errors" in e["spec"]["arguments"])
+    picks = [e for e in slipped["perfect_trace"]["events"] if e["type"] == "tool_calls"
+             and e["calls"][0]["name"] == "pick"]
+    assert len(picks) == 3  # the trace grasps again after the slip (two requests, one slip)
+    assert definition.generate(1).to_spec() == slipped | {"name": slipped["name"]}  # same seed, same task
+
+
+@pytest.mark.sim
+def test_generated_training_data_holds_the_slip_and_the_grasp_that_worked(tmp_path):
+    """gen + export on the perturbed training definition, through the CLI: a chat row holds
+    the failed pick, the tool's report of the slip and the second pick that worked."""
+    import json
+
+    from magma_core.cli import main
+
+    out = tmp_path / "runs"
+    assert main(["gen", "sorting.PerturbedPairSortingTrain", "--agent", "trace", "--branches", "1",
+                 "--trees", "2", "--seed", "0", "--slots", "2", "--out", str(out), "--name", "g"]) == 0
+    assert main(["export", "g", "--format", "chat-jsonl", "--validation-ratio", "0", "--out", str(out),
+                 "--output", str(tmp_path / "rows")]) == 0
+    rows = [json.loads(line) for path in (tmp_path / "rows").glob("*_train.jsonl") for line in path.open()]
+    recovered = []
+    for row in rows:
+        messages = row["messages"]
+        for i, message in enumerate(messages):
+            if message["role"] == "tool" and "slipped" in message["content"]:
+                retry = messages[i + 1]["tool_calls"][0]["function"]
+                recovered.append((messages[i - 1]["tool_calls"][0]["function"]["name"], retry["name"],
+                                  "succeed" in messages[i + 2]["content"]))
+    assert recovered and all(r == ("pick", "pick", True) for r in recovered)
+
+
+def test_an_item_that_repeats_a_training_task_whole_is_counted():
+    from magma_core.bench.splits import spec_sequence
+
+    items = small_suite("sorting.ShortSortingTrain", 6)
+    sequences = {spec_sequence(items[0]["task"])}
+    overlap = check_split("perturbed", items, set(), set(), sequences)
+    same = sum(spec_sequence(i["task"]) == spec_sequence(items[0]["task"]) for i in items)
+    assert overlap.tasks_in_training == same >= 1 and overlap.leaks
+    assert check_split("perturbed", items, set(), set()).tasks_in_training == -1  # not checked
+
+
+def test_a_perturbed_split_that_repeats_training_tasks_is_refused():
+    from magma_core.bench.splits import spec_sequence
+
+    items = small_suite("sorting.ShortSortingTrain", 4)
+    sequences = {spec_sequence(i["task"]) for i in items}
+    overlap = check_split("perturbed/clean", items, set(), set(), sequences)
+    refuse_leaks([overlap], ["compositional"])  # shared words alone are allowed there
+    with pytest.raises(UserError, match="4 of 4 items a training task word for word"):
+        refuse_leaks([overlap], ["compositional"], whole_tasks=["perturbed"])

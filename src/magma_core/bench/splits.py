@@ -10,9 +10,11 @@ not have shown it. Two counts per split, both by code:
   sorting's ``SortCube`` the cube, the zone and the instruction template), looked up among the
   combinations the training definitions produce over the training seeds.
 
-A *compositional* split must have 0 of both: ``refuse_leaks`` raises a ``UserError`` naming
-what leaked. The other splits report their counts (a perturbed split shares combinations with
-training on purpose; what differs there is the condition).
+A third count, given the training tasks: items that repeat a training task word for word (the
+same user turns in the same order). A *compositional* split must have 0 of all three, and a
+perturbed split 0 of the third: ``refuse_leaks`` raises a ``UserError`` naming what leaked. The
+other splits report their counts (a longer-horizon split shares its words with training on
+purpose: what is new there is the length of the chain).
 """
 
 from __future__ import annotations
@@ -42,16 +44,21 @@ class SplitOverlap:
     combinations: int
     overlapping_combinations: int
     leaked: tuple[str, ...] = field(default=())
+    #: items whose whole sequence of instructions is one a training task has (-1: not checked)
+    tasks_in_training: int = -1
 
     @property
     def leaks(self) -> bool:
-        return bool(self.verbatim_in_training or self.overlapping_combinations)
+        return bool(self.verbatim_in_training or self.overlapping_combinations
+                    or self.tasks_in_training > 0)
 
     def line(self) -> str:
+        whole = (f", {self.tasks_in_training} of {self.items} items a training task word for word"
+                 if self.tasks_in_training >= 0 else "")
         return (f"{self.split}: {self.items} items, {self.verbatim_in_training} of "
                 f"{self.instructions} instructions verbatim in the training rows, "
                 f"{self.overlapping_combinations} of {self.combinations} combinations "
-                f"produced by the training definitions")
+                f"produced by the training definitions{whole}")
 
 
 def _request_of(definition: type | TaskDefinition, request_type: str) -> Any | None:
@@ -73,6 +80,14 @@ def spec_combinations(task: Mapping[str, Any]) -> set[Combination]:
         if combination is not None:
             found.add(tuple(str(part) for part in combination))
     return found
+
+
+def spec_sequence(task: Mapping[str, Any]) -> tuple[str, ...]:
+    """The user turns of a task's reference trace, in order: what the agent is told, turn by
+    turn (two tasks with the same sequence ask the same of the agent)."""
+    events = (task.get("perfect_trace") or {}).get("events", [])
+    return tuple(e["content"].strip() for e in events
+                 if e.get("type") == "user" and isinstance(e.get("content"), str))
 
 
 def spec_instructions(task: Mapping[str, Any]) -> set[str]:
@@ -109,8 +124,10 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
 
 
 def check_split(split: str, items: list[Mapping[str, Any]], training_texts: set[str],
-                training_combinations: set[Combination]) -> SplitOverlap:
-    """The overlap of one split's items with the training texts and combinations."""
+                training_combinations: set[Combination],
+                training_sequences: set[tuple[str, ...]] | None = None) -> SplitOverlap:
+    """The overlap of one split's items with the training texts and combinations (and, given
+    ``training_sequences``, how many items repeat a training task's instructions whole)."""
     instructions: set[str] = set()
     combinations: set[Combination] = set()
     for item in items:
@@ -119,14 +136,20 @@ def check_split(split: str, items: list[Mapping[str, Any]], training_texts: set[
     verbatim = sorted(instructions & training_texts)
     shared = sorted(combinations & training_combinations)
     leaked = tuple(verbatim[:3]) + tuple("/".join(c) for c in shared[:3])
+    whole = -1 if training_sequences is None else sum(
+        spec_sequence(item["task"]) in training_sequences for item in items)
     return SplitOverlap(split, len(items), len(instructions), len(verbatim), len(combinations),
-                        len(shared), leaked)
+                        len(shared), leaked, whole)
 
 
-def refuse_leaks(overlaps: Iterable[SplitOverlap], strict: Iterable[str]) -> None:
-    """Raise a ``UserError`` if a split named in ``strict`` shares anything with training."""
-    strict = set(strict)
-    leaking = [o for o in overlaps if o.split in strict and o.leaks]
+def refuse_leaks(overlaps: Iterable[SplitOverlap], strict: Iterable[str],
+                 whole_tasks: Iterable[str] = ()) -> None:
+    """Raise a ``UserError`` if a split named in ``strict`` shares anything with training, or
+    one named in ``whole_tasks`` (or a condition of it: ``split/condition``) repeats a training
+    task word for word."""
+    strict, whole_tasks = set(strict), set(whole_tasks)
+    leaking = [o for o in overlaps if (o.split in strict and o.leaks)
+               or (o.split.split("/")[0] in whole_tasks and o.tasks_in_training > 0)]
     if leaking:
         raise UserError("held-out split leaks into training: " + "; ".join(
-            f"{o.line()} (e.g. {', '.join(o.leaked)})" for o in leaking))
+            f"{o.line()} (e.g. {', '.join(o.leaked) or 'whole tasks'})" for o in leaking))

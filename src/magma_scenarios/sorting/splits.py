@@ -14,11 +14,16 @@ construction, and ``magma_core.bench.splits`` checks it by code all the same.
 | ``ShortSortingTrain`` | ``SortCube`` over the training combinations | training data (seeds < 1000) |
 | ``ShortSortingCompositional`` | ``SortCube`` over the held-out combinations | the compositional split |
 | ``PairSortingTrain`` | that request and a colour family, chained | the perturbed split (seeds 1000+), perturbed training data |
+| ``PerturbedPairSortingTrain`` | those tasks under a grasp slip, an interruption or a mission update (by seed) | training data that holds recoveries |
 | ``LongSortingTrain`` | ``LongSorting``'s requests, ``SortCube`` over the training combinations | longer-horizon training data |
 """
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
+from magma_core.simulation.tasks.generated import GeneratedTask
 from magma_scenarios.sorting.definitions import LongSorting, ShortSorting
 from magma_scenarios.sorting.requests import (
     ChangeTarget,
@@ -80,3 +85,43 @@ class PairSortingTrain(ShortSortingTrain):
     active_requests = [SortCube(TRAINING_COMBINATIONS), SortColourFamily()]
     max_target_tool_calls = 9
     max_stages = 6
+
+
+#: the perturbation families of the perturbed split, cycled over training seeds (clean first)
+TRAINING_CONDITIONS = ("clean", "execution_error", "interruption", "mission_update")
+
+
+class PerturbedPairSortingTrain(PairSortingTrain):
+    """``PairSortingTrain`` tasks perturbed as the bench perturbs its items: seed ``s`` gets
+    ``TRAINING_CONDITIONS[s % 4]`` (a grasp slip the reference trace grasps again after, an
+    interruption, a changed mission), through the same transforms as ``split_perturbed``
+    (``bench_conditions``), so generated trees hold the world's failures and the reactions
+    that worked. A condition that does not apply to a seed's task leaves it clean. Training
+    seeds only: the perturbed split's tasks come from seeds 1000+ and are never produced here.
+    """
+
+    name = "PerturbedPairSortingTrain"
+
+    def generate(self, seed: int, **options: Any) -> GeneratedTask:
+        task = super().generate(seed, **options)
+        condition = TRAINING_CONDITIONS[seed % len(TRAINING_CONDITIONS)]
+        if condition == "clean":
+            return task
+        from magma_scenarios.sorting import bench_conditions
+
+        try:
+            spec, _ = bench_conditions.apply(condition, copy.deepcopy(task.to_spec()), {"at": 0, "lag": 0})
+        except ValueError:
+            return task
+        perturbed = GeneratedTask.from_spec(spec)
+        perturbed.name = f"{task.name}.{condition}"
+        return perturbed
+
+
+class PairSortingHeldOut(PairSortingTrain):
+    """``PairSortingTrain``'s chain with the single-cube request over the held-out
+    combinations: the perturbed split's tasks, so that no held-out task repeats a training
+    task word for word and its clean controls measure the same tasks unperturbed."""
+
+    name = "PairSortingHeldOut"
+    active_requests = [SortCube(HELD_OUT_COMBINATIONS), SortColourFamily()]
