@@ -69,7 +69,7 @@ render:
 	else \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends mesa-vulkan-drivers libvulkan1; \
 	fi
-	@$(if $(wildcard $(BIN)/python),$(BIN)/python -c "from magma_core.simulation.envs.cameras import render_unavailable as r; print('render device:', r() or 'ready')",true)
+	@$(if $(wildcard $(BIN)/python),$(BIN)/python -c "from magma_core.render import render_unavailable as r; print('render device:', r() or 'ready')",true)
 
 # The rendering tests and the rendering benchmark (they skip, or say why, without a render device).
 test-render: $(STAMP)

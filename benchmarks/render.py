@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from magma_core.simulation.envs.cameras import render_unavailable
+from magma_core.render import render_unavailable
 
 
 def _frame_ms(size: int, frames: int) -> tuple[float, float]:
@@ -60,7 +60,7 @@ def _frame_ms(size: int, frames: int) -> tuple[float, float]:
 def _observe_ms(frames: int) -> float:
     """Median ms to render and PNG-encode the cube world's cameras once (one decision)."""
     import magma_scenarios.cube.env  # noqa: F401
-    from magma_core.agents.image_parts import image_entry
+    from magma_core.render.images import image_entry
     from magma_core.simulation.envs import SimBatch
 
     sim = SimBatch("MagmaCube-v1", 1, seed=0, backend="cpu", render=True)

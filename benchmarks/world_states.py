@@ -20,11 +20,11 @@ from pathlib import Path
 
 from magma_core.agents import TraceAgent
 from magma_core.runs.loop import RunLoop
+from magma_core.runs.videos import write_episode_video
 from magma_core.scenarios import load_preset
 from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.world import world_state
 from magma_core.store import RunStore
-from magma_core.view.video import write_episode_video
 
 
 def main() -> None:

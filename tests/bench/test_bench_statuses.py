@@ -12,7 +12,7 @@ import pytest
 from magma_core.bench.report import bench_report
 from magma_core.bench.suite import compile_suite
 from magma_core.cli import main
-from magma_core.view.video import probe_frames
+from magma_core.render.video import probe_frames
 
 pytestmark = [pytest.mark.sim, pytest.mark.filterwarnings("ignore")]
 

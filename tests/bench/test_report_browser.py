@@ -23,7 +23,7 @@ def _reports():
     return {"good": compute(good, 3), "weak </script> agent": compute(weak, 3)}
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (apt install chromium)")
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine: `make test` installs it as root (make chromium)")
 def test_report_loads_in_headless_chromium(tmp_path):
     page = write_html(_reports(), tmp_path / "report.html")
     dom = subprocess.run(

@@ -129,7 +129,7 @@ def test_files_manifest_and_an_unchanged_export_is_skipped(tmp_path: Path):
 
 
 def test_the_jsonl_loads_with_datasets_and_has_the_chat_fields(tmp_path: Path):
-    datasets = pytest.importorskip("datasets")
+    datasets = pytest.importorskip("datasets", reason="the dev extra installs datasets (make test's install step)")
     write_export(forest(trees=3), ExportSettings(validation_ratio=0.34), tmp_path)
     loaded = datasets.load_dataset("json", data_files=str(tmp_path / "chat_train.jsonl"), split="train")
     assert len(loaded) == 2
@@ -145,7 +145,7 @@ def test_the_jsonl_loads_with_datasets_and_has_the_chat_fields(tmp_path: Path):
 
 
 def test_the_hf_format_writes_parquet_splits(tmp_path: Path):
-    datasets = pytest.importorskip("datasets")
+    datasets = pytest.importorskip("datasets", reason="the dev extra installs datasets (make test's install step)")
     report = write_export(forest(trees=3), ExportSettings(format="hf", validation_ratio=0.34), tmp_path)
     assert set(report.files) == {"hf/train.parquet", "hf/validation.parquet"}
     loaded = datasets.load_dataset("parquet", data_files={"train": str(tmp_path / "hf/train.parquet")})

@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from local_model_server import MODEL_ALIAS, llama_server  # noqa: E402
+from local_model_server import MODEL_ALIAS, llama_server, server_python  # noqa: E402
 
 pytestmark = pytest.mark.real_model
 
@@ -30,6 +30,9 @@ RUN_LIMIT_S = 120 + MAX_DECISIONS * TIMEOUT_S * (RETRIES + 1)
 
 @pytest.fixture(scope="module")
 def model_url(tmp_path_factory):
+    if not server_python().exists():
+        pytest.skip(f"no model server at {server_python()}: `make test-real-model` installs it "
+                    "(make real-model-venv)")
     with llama_server(tmp_path_factory.mktemp("llama") / "server.log") as url:
         yield url
 

@@ -1,5 +1,5 @@
 """Rendering tests: they need a render device (``make render``) and skip with the one-line
-reason of :func:`~magma_core.simulation.envs.cameras.render_unavailable` without one.
+reason of :func:`magma_core.render.render_unavailable` without one.
 
 A process's first frame costs 5-30 s on the CPU, so the tests are few and a module shares
 one rendering simulator.
@@ -12,7 +12,7 @@ import pytest
 
 def require_render() -> None:
     """Skip the calling test with the one-line reason when nothing can render here."""
-    from magma_core.simulation.envs.cameras import render_unavailable
+    from magma_core.render import render_unavailable
 
     reason = render_unavailable()
     if reason is not None:

@@ -101,14 +101,14 @@ def test_without_a_render_device_observe_images_is_refused_in_one_line(tmp_path,
     assert err.count("\n") == 1
 
 
-def test_the_viewer_shows_each_decisions_frame_beside_the_conversation(observed):
+def test_the_viewer_shows_each_decisions_frame_beside_the_conversation(observed, request):
     """The API serves the stored frames; Debian's headless Chromium shows them in each turn."""
     import os
     from pathlib import Path
 
     import httpx
 
-    from view.conftest import CHROMIUM, CHROMIUM_ARGS, ViewerServer
+    from view.conftest import ViewerServer
 
     _, requests, out = observed
     stored = StoreReader(out).images("vis", 0)
@@ -119,26 +119,24 @@ def test_the_viewer_shows_each_decisions_frame_beside_the_conversation(observed)
         png = httpx.get(f"{server.url}/api/runs/vis/episodes/0/images/1/overview")
         assert png.headers["content-type"] == "image/png" and png.content == stored[0]["data"]
         assert httpx.get(f"{server.url}/api/runs/vis/episodes/0/images/99/overview").status_code == 404
-        if not CHROMIUM.exists():
-            pytest.skip("no /usr/bin/chromium: `make test` installs it as root (apt-get install chromium)")
-        sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1440, "height": 960})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(f"{server.url}/#/runs/vis/episodes/0")
-            turns = page.get_by_test_id("turn")
-            sync_api.expect(turns).to_have_count(len(requests), timeout=15_000)
-            frames = turns.first.get_by_test_id("frame")
-            sync_api.expect(frames).to_have_count(2)
-            page.wait_for_function("[...document.querySelectorAll('[data-testid=frame]')]"
-                                   ".every((img) => img.complete && img.naturalWidth > 0)")
-            widths = page.eval_on_selector_all("[data-testid=frame]", "els => els.map(e => e.naturalWidth)")
-            assert widths[:2] == [256, 128] and len(widths) == 2 * len(requests)
-            shots = os.environ.get("MAGMA_SCREENSHOTS")
-            if shots:
-                Path(shots).mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(Path(shots) / "viewer-rendered.png"))
-            browser.close()
-            assert errors == []
+        browser = request.getfixturevalue("browser")  # skips, with the reason, without one
+        from playwright import sync_api
+
+        page = browser.new_page(viewport={"width": 1440, "height": 960})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{server.url}/#/runs/vis/episodes/0")
+        turns = page.get_by_test_id("turn")
+        sync_api.expect(turns).to_have_count(len(requests), timeout=15_000)
+        frames = turns.first.get_by_test_id("frame")
+        sync_api.expect(frames).to_have_count(2)
+        page.wait_for_function("[...document.querySelectorAll('[data-testid=frame]')]"
+                               ".every((img) => img.complete && img.naturalWidth > 0)")
+        widths = page.eval_on_selector_all("[data-testid=frame]", "els => els.map(e => e.naturalWidth)")
+        assert widths[:2] == [256, 128] and len(widths) == 2 * len(requests)
+        shots = os.environ.get("MAGMA_SCREENSHOTS")
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(shots) / "viewer-rendered.png"))
+        page.close()
+        assert errors == []

@@ -10,10 +10,17 @@ import numpy as np
 import pytest
 
 from magma_core.cli import main
-from magma_core.simulation.envs.cameras import reset_probe
+from magma_core.render import reset_probe
+from magma_core.render.frames import HEIGHT, WIDTH
+from magma_core.render.video import (
+    END_HOLD,
+    HOLD,
+    START_HOLD,
+    ffmpeg_exe,
+    frame_count,
+    probe_frames,
+)
 from magma_core.store.reader import StoreReader
-from magma_core.view.frames import HEIGHT, WIDTH
-from magma_core.view.video import END_HOLD, HOLD, START_HOLD, ffmpeg_exe, frame_count, probe_frames
 
 from .conftest import require_render
 

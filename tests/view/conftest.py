@@ -103,18 +103,6 @@ def viewer(live_store: Path):
         yield server
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """Debian's headless Chromium driven by Playwright (skipped when either is missing)."""
-    if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium: `make test` installs it as root (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1440, "height": 960})

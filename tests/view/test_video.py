@@ -8,16 +8,11 @@ from pathlib import Path
 import pytest
 
 from magma_core.cli import main
-from magma_core.store import RunStore
-from magma_core.view.frames import HEIGHT, WIDTH
-from magma_core.view.video import (
-    VideoError,
-    captions,
-    default_video_path,
-    frame_count,
-    probe_frames,
-    write_video,
-)
+from magma_core.render import render_unavailable
+from magma_core.render.frames import HEIGHT, WIDTH
+from magma_core.render.video import VideoError, captions, frame_count, probe_frames, write_video
+from magma_core.runs.videos import default_video_path
+from magma_core.store import RunStore, StoreReader
 
 pytestmark = pytest.mark.sim
 
@@ -59,7 +54,18 @@ def test_a_failed_video_leaves_the_target_untouched(viewer_store, tmp_path):
     assert target.read_bytes() == b"old" and sorted(tmp_path.iterdir()) == [target]
 
 
-def test_runs_video_command(viewer_store, tmp_path, capsys):
+@pytest.fixture(params=["forced-off", "this-machine"])
+def render_state(request, monkeypatch):
+    """Both states on every machine: the render device forced off (``MAGMA_RENDER=off``), and
+    this machine as it is (a device where ``make render`` installed one)."""
+    if request.param == "forced-off":
+        monkeypatch.setenv("MAGMA_RENDER", "off")
+    else:
+        monkeypatch.delenv("MAGMA_RENDER", raising=False)
+    return render_unavailable()
+
+
+def test_runs_video_command(viewer_store, tmp_path, capsys, render_state):
     output = tmp_path / "machine.mp4"
     code = main(["runs", "video", "machine", "--episode", "0", "--out", str(viewer_store),
                  "--output", str(output), "--kind", "schematic"])
@@ -70,10 +76,35 @@ def test_runs_video_command(viewer_store, tmp_path, capsys):
         (["runs", "video", "machine", "--episode", "0", "--out", str(tmp_path)], "no run store"),
         (["runs", "video", "machine", "--episode", "0", "--out", str(viewer_store),
           "--output", str(tmp_path / "x.gif")], "must name an .mp4"),
-    ):
+        (["runs", "video", "machine", "--episode", "0", "--out", str(viewer_store),
+          "--output", str(tmp_path / "x.mp4"), "--motion-frames", "-1"], "must be 0 or more"),
+    ):  # whatever the kind and the machine: one line, exit 2, nothing written
         assert main(argv) == 2
         err = capsys.readouterr().err
-        assert message in err and err.count("\n") == 1
+        assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "x.mp4").exists()
+
+
+def test_runs_video_auto_kind_in_both_states(viewer_store, tmp_path, capsys, render_state):
+    """``--kind auto`` (the default): without a render device the schematic video and one
+    line on stderr saying why (exit 0); with one, the rendered video and nothing on stderr.
+    ``--kind rendered`` without a device: the one-line reason, exit 2, no file."""
+    output = tmp_path / "auto.mp4"
+    code = main(["runs", "video", "machine", "--episode", "0", "--out", str(viewer_store),
+                 "--output", str(output), "--motion-frames", "1"])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out.strip() == f"wrote {output}"
+    decisions = len(StoreReader(viewer_store).episode("machine", 0)["record"]["steps"])
+    assert probe_frames(output) == (frame_count(decisions, 1), (WIDTH, HEIGHT))
+    if render_state is None:
+        assert captured.err == ""
+    else:
+        assert captured.err == f"schematic videos: {render_state}\n"  # one line, any width
+        assert main(["runs", "video", "machine", "--episode", "0", "--out", str(viewer_store),
+                     "--output", str(tmp_path / "r.mp4"), "--kind", "rendered"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and render_state in err and "cannot render videos" in err
+        assert not (tmp_path / "r.mp4").exists()
 
 
 def test_run_with_videos_for_failures_only(tmp_path, capsys):

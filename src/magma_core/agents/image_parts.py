@@ -11,31 +11,20 @@ one per camera (``overview``, and ``wrist`` on a single Panda). An agent that do
 at images ignores the key. :func:`with_image_parts` gives the OpenAI-compatible agent's turn
 the ``image_url`` content parts (``data:`` URLs) that vLLM, llama.cpp's server and OpenAI
 accept; the images are sent with the turn they belong to and never kept in the
-conversation history (each later turn brings its own).
+conversation history (each later turn brings its own). The entries are made by
+``magma_core.render.images`` (the camera pictures, PNG-encoded).
 """
 
 from __future__ import annotations
 
 import base64
-import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["IMAGES_KEY", "decode_entry", "image_entry", "image_parts", "with_image_parts"]
+__all__ = ["IMAGES_KEY", "decode_entry", "image_parts", "with_image_parts"]
 
 IMAGES_KEY = "images"
 IMAGE_TEXT = "[camera] what the {cameras} camera{s} see{verb} now:"
-
-
-def image_entry(camera: str, rgb: Any) -> dict[str, Any]:
-    """The protocol entry of one camera image (``rgb``: uint8 ``H x W x 3``), PNG-encoded."""
-    from PIL import Image
-
-    picture = Image.fromarray(rgb)
-    buffer = io.BytesIO()
-    picture.save(buffer, format="PNG", compress_level=6)
-    return {"camera": str(camera), "media_type": "image/png", "width": picture.width,
-            "height": picture.height, "data": base64.b64encode(buffer.getvalue()).decode()}
 
 
 def decode_entry(entry: Mapping[str, Any]) -> bytes:

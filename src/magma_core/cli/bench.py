@@ -159,21 +159,21 @@ def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str
     did not succeed) at ``OUT/videos/bench.NAME/ITEM.tK.mp4``, made by ``magma run
     --videos``' code (``kind``: see ``cli.video.video_kind``; a rendered trial's world is its
     item's task); a trial already written is kept."""
+    from magma_core.render.rendered import RunCameras
+    from magma_core.render.video import MOVE, VideoError
+    from magma_core.runs.videos import default_video_path, write_episode_video
     from magma_core.store.bench_store import bench_run_name, open_bench_store, trial_of
-    from magma_core.view.video import MOVE, VideoError, default_video_path, write_episode_video
 
     run = bench_run_name(name)
     with open_bench_store(out, create=False) as store:
         config = (store.get_bench(name) or {}).get("config", {})
         chosen = [s.episode for s in store.episodes(run) if which == "all" or s.status != "success"]
     items, trials = config.get("items", []), config.get("trials", 1)
-    from magma_core.cli.video import video_kind
+    from magma_core.cli.video import say_note, video_kind
 
     kind = video_kind(kind, console) if chosen else "schematic"
     cameras, suite_items = None, None
     if kind == "rendered":
-        from magma_core.view.rendered_video import RunCameras
-
         cameras = RunCameras()
     written = []
     try:
@@ -192,7 +192,7 @@ def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str
                                     world=world,
                                     motion_frames=MOVE if motion_frames is None else motion_frames)
             except (VideoError, OSError) as exc:
-                console.print(f"[yellow]no video for {item_id} trial {k}: {exc}[/yellow]")
+                say_note(console, f"no video for {item_id} trial {k}: {exc}")
                 continue
             console.print(f"video: {path}")
             written.append(path)
@@ -204,7 +204,7 @@ def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str
 
 def _suite_items(config: dict[str, Any]) -> list[dict[str, Any]]:
     from magma_core.bench.suite import load_suite
-    from magma_core.view.video import VideoError
+    from magma_core.render.video import VideoError
 
     try:
         return list(load_suite(config.get("suite_dir", "")).items)
@@ -214,8 +214,8 @@ def _suite_items(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _item_world(items: list[dict[str, Any]], position: int) -> tuple[str, dict, dict]:
     from magma_core.bench.task_spec import task_from_spec
-    from magma_core.view.rendered_video import world_of_task
-    from magma_core.view.video import VideoError
+    from magma_core.render.rendered import world_of_task
+    from magma_core.render.video import VideoError
 
     try:
         return world_of_task(task_from_spec(items[position]["task"]))

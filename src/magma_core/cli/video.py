@@ -18,7 +18,7 @@ KIND_HELP = ("rendered: the world through its camera (needs a render device: mak
 def add_kind_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     """``--kind`` and ``--motion-frames`` (``--video-kind`` / ``--motion-frames`` with a
     ``prefix``) for commands that write videos."""
-    from magma_core.view.video import KINDS, MOVE
+    from magma_core.render.video import KINDS, MOVE
 
     parser.add_argument(f"--{prefix}kind", dest="video_kind", choices=KINDS, default="auto",
                         help=KIND_HELP)
@@ -30,29 +30,37 @@ def add_kind_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
 def require_render(feature: str) -> None:
     """A user error with the one-line reason when ``feature`` needs a render device and this
     machine has none."""
-    from magma_core.simulation.envs.cameras import render_unavailable
+    from magma_core.render.device import render_unavailable
 
     reason = render_unavailable()
     if reason is not None:
         raise UserError(f"{feature} needs rendering: {reason}")
 
 
+def say_note(console: Any, note: str) -> None:
+    """Print ``note`` on ``console`` as one line, whatever the terminal's width."""
+    console.print(note, style="yellow", markup=False, highlight=False, soft_wrap=True)
+
+
+def resolve_video_kind(kind: str) -> tuple[str, str | None]:
+    """(kind to make, one-line note or None): ``render.video.resolve_kind``, its
+    ``rendered``-without-a-device error a user error."""
+    from magma_core.render.video import VideoError, resolve_kind
+
+    try:
+        return resolve_kind(kind)
+    except VideoError as exc:
+        raise UserError(str(exc)) from None
+
+
 def video_kind(kind: str, console: Any = None) -> str:
     """The kind of video to make: ``auto`` is ``rendered`` where a render device is, else
-    ``schematic`` (saying why, on ``console``); ``rendered`` without a device is a user error
-    with the one-line reason."""
-    if kind == "schematic":
-        return kind
-    from magma_core.simulation.envs.cameras import render_unavailable
-
-    reason = render_unavailable()
-    if reason is None:
-        return "rendered"
-    if kind == "rendered":
-        raise UserError(f"cannot render videos: {reason}")
-    if console is not None:
-        console.print(f"[yellow]schematic videos: {reason}[/yellow]", highlight=False)
-    return "schematic"
+    ``schematic`` (saying why in one line on ``console``); ``rendered`` without a device is
+    a user error with the one-line reason."""
+    resolved, note = resolve_video_kind(kind)
+    if note is not None and console is not None:
+        say_note(console, note)
+    return resolved
 
 
 def add_video_parser(actions: argparse._SubParsersAction) -> None:
@@ -71,7 +79,8 @@ def add_video_parser(actions: argparse._SubParsersAction) -> None:
 
 
 def _video(args: argparse.Namespace) -> int:
-    from magma_core.view.video import VideoError, write_episode_video
+    from magma_core.render.video import VideoError
+    from magma_core.runs.videos import write_episode_video
 
     if not (args.out / "magma.db").exists():
         raise UserError(f"no run store at {args.out / 'magma.db'}")
@@ -81,7 +90,7 @@ def _video(args: argparse.Namespace) -> int:
         raise UserError(f"--motion-frames must be 0 or more, got {args.motion_frames}")
     from rich.console import Console
 
-    kind = video_kind(args.video_kind, Console(stderr=True))
+    kind, note = resolve_video_kind(args.video_kind)
     try:
         path = write_episode_video(args.out, args.name, args.episode, args.output, kind=kind,
                                    motion_frames=args.motion_frames)
@@ -89,6 +98,8 @@ def _video(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"cannot write the video: {exc.strerror or exc}") from None
+    if note is not None:  # after the video: a failure says one line, its own
+        say_note(Console(stderr=True), note)
     print(f"wrote {path}")
     return 0
 
@@ -97,7 +108,9 @@ def render_run_videos(folder: Path, run_name: str, summaries: Iterable[Any], whi
                       console: Any, kind: str = "schematic", motion_frames: int | None = None) -> None:
     """Videos of a run's episodes (``all``, or ``failures``: those that did not succeed),
     ``kind`` as :func:`video_kind` resolves it; the rendering worlds are shared."""
-    from magma_core.view.video import MOVE, VideoError, write_episode_video
+    from magma_core.render.rendered import RunCameras
+    from magma_core.render.video import MOVE, VideoError
+    from magma_core.runs.videos import write_episode_video
 
     chosen = [s.episode for s in summaries if which == "all" or s.status != "success"]
     if not chosen:
@@ -105,8 +118,6 @@ def render_run_videos(folder: Path, run_name: str, summaries: Iterable[Any], whi
     kind = video_kind(kind, console)
     cameras = None
     if kind == "rendered":
-        from magma_core.view.rendered_video import RunCameras
-
         cameras = RunCameras()
     try:
         for episode in chosen:
@@ -114,7 +125,7 @@ def render_run_videos(folder: Path, run_name: str, summaries: Iterable[Any], whi
                 path = write_episode_video(folder, run_name, episode, kind=kind, cameras=cameras,
                                            motion_frames=MOVE if motion_frames is None else motion_frames)
             except (VideoError, OSError) as exc:
-                console.print(f"[yellow]no video for episode {episode}: {exc}[/yellow]")
+                say_note(console, f"no video for episode {episode}: {exc}")
                 continue
             console.print(f"video: {path}")
     finally:

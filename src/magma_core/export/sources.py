@@ -9,13 +9,13 @@ names (a randomised run's mapping rides along in the record), so a run exports i
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from magma_core.export.rows import Candidate, ExportForest, Situation
+from magma_core.render.images import stored_entry
 from magma_core.scenarios import load_target
 from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.tasks import TaskDefinition, task_from_json
@@ -181,13 +181,10 @@ def _task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 def _image_keys(images: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     """Decision (from 1) -> the ``extra_keys`` its input carried: the stored camera images
-    (``--observe images``) as protocol entries (see ``agents.image_parts``)."""
+    (``--observe images``) as protocol entries (``render.images.stored_entry``)."""
     out: dict[int, dict[str, Any]] = {}
     for image in images:
-        entry = {"camera": image["camera"], "media_type": image["media_type"],
-                 "width": image["width"], "height": image["height"],
-                 "data": base64.b64encode(image["data"]).decode()}
-        out.setdefault(int(image["decision"]), {"images": []})["images"].append(entry)
+        out.setdefault(int(image["decision"]), {"images": []})["images"].append(stored_entry(image))
     return out
 
 

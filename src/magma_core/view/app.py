@@ -9,6 +9,9 @@ Routes (all read-only):
   the benchmark run whose trials it holds, or null).
 * ``GET /api/runs/{name}/episodes/{k}`` — an episode's summary and full record.
 * ``GET /api/runs/{name}/episodes/{k}/world`` — its scene and world states for the replay.
+* ``GET /api/runs/{name}/episodes/{k}/video[?kind=schematic|auto|rendered]`` — its video
+  (mp4), made by the render package (see :mod:`.videos`); header ``X-Magma-Video-Kind`` says
+  which kind it is, ``X-Magma-Video-Note`` why ``auto`` fell back to the schematic.
 * ``GET /api/runs/{name}/episodes/{k}/images/{decision}/{camera}`` — the camera image the
   agent saw at a decision (runs with ``--observe images``; the episode's ``images`` lists them).
 * ``GET /api/benchmarks/{name}[?compare=OTHER&price_per_mtok=P]`` — a benchmark run's report
@@ -37,6 +40,7 @@ from magma_core.view.benchmarks import bench_of_run, bench_page
 from magma_core.view.catalog import KINDS, list_items
 from magma_core.view.generations import generation_tree, node_detail
 from magma_core.view.http_errors import install_error_answers
+from magma_core.view.videos import episode_video
 
 STATIC = Path(__file__).parent / "static"
 #: Host headers answered by default: loopback names only, so a web page elsewhere cannot read
@@ -100,6 +104,10 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         if found is None:
             raise HTTPException(404, f"run {name!r} episode {episode} has no recorded world")
         return found
+
+    @app.get("/api/runs/{name}/episodes/{episode}/video")
+    def video(name: str, episode: Id, kind: str = "schematic") -> Response:
+        return episode_video(reader, name, episode, kind)
 
     @app.get("/api/benchmarks/{name}")
     def benchmark(name: str, compare: list[str] = Query(default=[]),  # noqa: B008

@@ -107,7 +107,10 @@ export async function renderEpisode(page, route) {
         button("▶", "next decision", "replay-next", () => select(Math.min(position, steps.length - 1))),
         button("▶|", "last decision", "replay-last", () => select(steps.length - 1, { animate: false })),
         slider),
-      caption, extra, legend(world.scene));
+      caption, extra, legend(world.scene),
+      h("div", { class: "muted", style: "font-size:12px;margin-top:6px" }, "Video (mp4): ",
+        h("a", { href: `${base}/video?kind=schematic`, "data-testid": "video-schematic" }, "schematic"), " · ",
+        h("a", { href: `${base}/video?kind=auto`, "data-testid": "video-auto" }, "rendered where this machine can")));
     slider.addEventListener("input", () => select(Number(slider.value) - 1, { scroll: true, animate: false }));
     replay = new Replay(canvas, world.scene, world.states);
   } else {

@@ -4,10 +4,11 @@ A video is a picture of each recorded world state (the start, then after each de
 held for a moment, with ``motion_frames`` pictures of the states in between while the world
 moves, and a footer naming the stage, the instruction and the current action or answer. The
 picture is the top-down schematic (:mod:`.frames`, ``kind="schematic"``: needs nothing) or
-the world rendered through its camera (:mod:`.rendered_video`, ``kind="rendered"``: needs a
-render device; ``kind="auto"`` picks it when there is one). Frames go to the ffmpeg binary
+the world rendered through its camera (:mod:`.rendered`, ``kind="rendered"``: needs a
+render device; ``kind="auto"`` picks it when there is one: :func:`resolve_kind`). Frames go to the ffmpeg binary
 of the ``imageio-ffmpeg`` package (no download at run time), into a temporary file that
-replaces the target only when complete.
+replaces the target only when complete. Reading a stored episode is the caller's
+(``magma_core.runs.videos``): this module takes the record and world states it was given.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from magma_core.store.reader import StoreReader
-from magma_core.view.frames import HEIGHT, WIDTH, Caption, FrameDrawer, blend
+from magma_core.render.device import render_unavailable
+from magma_core.render.frames import HEIGHT, WIDTH, Caption, FrameDrawer, blend
 
 FPS = 10
 START_HOLD = 10  # frames showing the start state
@@ -34,6 +35,22 @@ class VideoError(RuntimeError):
 
 
 KINDS = ("auto", "rendered", "schematic")
+
+
+def resolve_kind(kind: str) -> tuple[str, str | None]:
+    """(the kind of video to make, a one-line note or None): ``auto`` is ``rendered`` where a
+    render device is, else ``schematic`` with the note saying why; ``rendered`` without a
+    device is a :class:`VideoError` with the one-line reason."""
+    if kind not in KINDS:
+        raise VideoError(f"unknown video kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if kind == "schematic":
+        return kind, None
+    reason = render_unavailable()
+    if reason is None:
+        return "rendered", None
+    if kind == "rendered":
+        raise VideoError(f"cannot render videos: {reason}")
+    return "schematic", f"schematic videos: {reason}"
 
 #: Draws one frame: (world state or None, caption) -> a WIDTH x HEIGHT RGB image.
 Picture = Callable[[dict[str, Any] | None, Caption], Any]
@@ -197,51 +214,3 @@ def probe_frames(path: Path) -> tuple[int, tuple[int, int]]:
     if result.returncode != 0 or not counts or size is None:
         raise VideoError(f"cannot read {path}: {text.strip()[-300:]}")
     return int(counts[-1]), (int(size.group(1)), int(size.group(2)))
-
-
-def default_video_path(folder: Path, run_name: str, episode: int) -> Path:
-    """Where ``magma runs video`` and ``magma run --videos`` put an episode's video."""
-    return Path(folder) / "videos" / run_name / f"episode-{episode}.mp4"
-
-
-def write_episode_video(folder: Path, run_name: str, episode: int, output: Path | None = None,
-                        *, kind: str = "schematic", motion_frames: int = MOVE,
-                        cameras: Any = None, world: Any = None) -> Path:
-    """Make the video of a stored episode of the store in ``folder``; returns its path.
-
-    ``kind``: ``schematic``, ``rendered`` (a :class:`VideoError` with the one-line reason
-    when nothing can render) or ``auto`` (rendered when a render device is there).
-    ``cameras``: a :class:`~magma_core.view.rendered_video.RunCameras` to share the rendering
-    worlds between videos; ``world``: (env id, world options, reset options) of the episode
-    when the run's stored target does not say (a benchmark trial's item).
-    """
-    if kind not in KINDS:
-        raise VideoError(f"unknown video kind {kind!r}; choose one of {', '.join(KINDS)}")
-    if motion_frames < 0:
-        raise VideoError(f"motion frames must be 0 or more, got {motion_frames}")
-    reader = StoreReader(folder)
-    found = reader.episode(run_name, episode)
-    if found is None:
-        raise VideoError(f"run {run_name!r} has no episode {episode} in {folder}")
-    output = output or default_video_path(folder, run_name, episode)
-    shared = None
-    if kind != "schematic":
-        from magma_core.view.rendered_video import RunCameras
-
-        shared = cameras if cameras is not None else RunCameras()
-    try:
-        picture = None
-        if shared is not None:
-            from magma_core.view.rendered_video import rendered_picture
-
-            try:
-                picture = rendered_picture(shared, reader, run_name, found, episode, world)
-            except VideoError:
-                if kind == "rendered":
-                    raise  # auto: the schematic instead
-        write_video(found["record"], reader.world(run_name, episode), episode, output,
-                    picture=picture, motion_frames=motion_frames)
-    finally:
-        if shared is not None and cameras is None:
-            shared.close()
-    return output
