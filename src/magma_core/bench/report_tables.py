@@ -17,9 +17,14 @@ MARKS = {True: "✓", False: "✗", None: "·"}
 
 
 def noise_comparisons(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """run -> :func:`~magma_core.bench.noise.compare_noise` of it against the first run."""
+    """run -> :func:`~magma_core.bench.noise.compare_noise` of it against the first run, with
+    its sentence (``message``)."""
     runs = list(reports)
-    return {run: compare_noise(reports[runs[0]], reports[run]) for run in runs[1:]}
+    out = {}
+    for run in runs[1:]:
+        c = compare_noise(reports[runs[0]], reports[run])
+        out[run] = c | {"message": compare_line(runs[0], run, c)}
+    return out
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -62,8 +67,8 @@ def print_noise(reports: dict[str, dict[str, Any]], console: Console) -> None:
     console.print("flip rate: share of an item's pairs of trials whose verdicts differ; smallest real "
                   "difference: of a paired run over these trials (exact McNemar, p < 0.05)",
                   highlight=False, markup=False)
-    for run, comparison in noise_comparisons(reports).items():
-        console.print(compare_line(runs[0], run, comparison), highlight=False, markup=False)
+    for comparison in noise_comparisons(reports).values():
+        console.print(comparison["message"], highlight=False, markup=False)
 
 
 def print_breakdown(reports: dict[str, dict[str, Any]], console: Console) -> None:
