@@ -121,3 +121,18 @@ def test_one_trial_per_item_says_the_flip_rate_is_unmeasured():
     c = noise_comparisons({"a": a, "b": b})["b"]
     assert c["verdict"] == "real" and not c["flip_rate_measured"]
     assert "unmeasured flip rate" in c["message"]
+
+
+def test_per_item_floor_with_enough_trials():
+    from rich.console import Console
+
+    from magma_core.bench.report import print_report
+
+    report = _report({"A": "SSSSSSSS", "B": "SFSFSFSF"})
+    by_item = report["noise"]["by_item"]
+    assert by_item["A"]["floor"] == pytest.approx(6 / 8)  # no flip: 6 of its 8 trials
+    assert by_item["B"]["floor"] is None  # 16 of 28 pairs flip: nothing fits in 8 trials
+    console = Console(width=80, record=True, color_system=None)
+    print_report({"run": report}, console)
+    text = console.export_text()
+    assert "floor" in text and "±75" in text and "…" not in text

@@ -74,7 +74,7 @@ def significant_differences(reports: dict[str, dict[str, Any]]) -> dict[str, set
 
 def write_html(reports: dict[str, dict[str, Any]], path: str | Path) -> Path:
     path = Path(path)
-    path.write_text(render(reports, significant_differences(reports)))
+    path.write_text(render(reports, significant_differences(reports), noise_comparisons(reports)))
     return path
 
 

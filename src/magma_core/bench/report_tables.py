@@ -75,12 +75,19 @@ def print_breakdown(reports: dict[str, dict[str, Any]], console: Console) -> Non
     """Per run: the per-item, per-stage and per-failure-reason tables."""
     for run, report in reports.items():
         noise = report["noise"]["by_item"]
-        t = _table(f"Items: {run}", "item", "trials", "#flips", "failures")
+        floors = any(noise.get(i, {}).get("floor") is not None for i in report["by_item"])
+        t = _table(f"Items: {run}", "item", "trials", "#flips", *(["#floor"] if floors else []), "failures")
         for item_id, row in report["by_item"].items():
             verdicts = "".join(MARKS[v] for v in row["verdicts"])
+            item = noise.get(item_id, {})
+            floor = [] if not floors else ["–" if item.get("floor") is None else f"±{100 * item['floor']:.0f}"]
             t.add_row(item_id, f"{verdicts} {row['success']['num']}/{row['success']['den']}",
-                      _pct(noise.get(item_id, {}).get("flip_rate")), _statuses(row["statuses"], "\n"))
+                      _pct(item.get("flip_rate")), *floor, _statuses(row["statuses"], "\n"))
         console.print(t)
+        if not floors and report["by_item"]:
+            console.print(f"  per item, no difference in success can be called real over "
+                          f"{report['trials_per_item']} trials (an item needs 6 or more)",
+                          highlight=False, markup=False)
         t = _table(f"Stages: {run} (index from 0)", "#stage", "#reached", "#passed", "failures ending here")
         for stage, row in report["by_stage"].items():
             passed = row["passed"]

@@ -224,13 +224,15 @@ function stagesTable(m) {
 function itemsTable(m, pick) {
   const mark = { true: "✓", false: "✗", null: "·" };
   return h("table", { class: "grid", "data-testid": "items" },
-    h("thead", {}, h("tr", {}, ["item", "condition", "trials", "success", "flip rate", "failures"].map((c) => h("th", {}, c)))),
+    h("thead", {}, h("tr", {}, ["item", "condition", "trials", "success", "flip rate", "smallest real difference", "failures"].map((c) => h("th", {}, c)))),
     h("tbody", {}, Object.entries(m.by_item).map(([id, r]) => h("tr", { "data-item-row": id },
       h("td", { class: "mono" }, h("button", { class: "linkish", onclick: () => pick("item_id", id) }, id)),
       h("td", {}, r.condition ?? ""),
       h("td", { class: "mono", "data-col": "verdicts" }, r.verdicts.map((v) => mark[v]).join("")),
       h("td", { class: "num", "data-col": "success" }, `${r.success.num}/${r.success.den}`),
       h("td", { class: "num", "data-col": "flip-rate" }, share((m.noise.by_item[id] || {}).flip_rate)),
+      h("td", { class: "num", "data-col": "floor" }, (m.noise.by_item[id] || {}).floor == null ? "none at this K"
+        : `±${(100 * m.noise.by_item[id].floor).toFixed(0)} points`),
       h("td", {}, statusList(r.statuses))))));
 }
 
