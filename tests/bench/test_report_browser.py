@@ -38,3 +38,7 @@ def test_report_loads_in_headless_chromium(tmp_path):
     assert "budget_exceeded" in dom
     # the embedded metrics survived a run name holding "</script>" (the page did not break)
     assert 'id="metrics"' in dom and "Usage and cost" in dom
+    # the noise floor and the compare sentence; each run's failure reasons
+    assert 'id="noise"' in dom and "Failure reasons: weak" in dom
+    assert "weak &lt;/script&gt; agent vs good: -33.3 points over 6 paired trials" in dom
+    assert "inside the noise floor" in dom

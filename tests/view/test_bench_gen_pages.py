@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from magma_core.bench.report import bench_report, significant_differences
+from magma_core.bench.report_tables import noise_comparisons
 from magma_core.bench.suite import load_suite
 from magma_core.store import RunStore
 from magma_core.store import scores as sc
@@ -104,6 +105,8 @@ def test_benchmark_metrics_are_the_reports(api, store_folder):
     assert page["metrics"] == json.loads(json.dumps(reports))
     assert page["significant"] == {k: sorted(v) for k, v in significant_differences(reports).items()}
     assert "all" in page["significant"]["noisy"]  # 10/10 against 0/10
+    assert page["noise_floor"] == json.loads(json.dumps(noise_comparisons(reports)))
+    assert page["noise_floor"]["noisy"]["pairs"] == 10
     assert page["others"] == ["noisy"] and page["planned"] == 10
     trial_run = api.get(f"/api/runs/{page['trials'][0]['run']}").json()["benchmark"]
     assert trial_run == {"bench": "trace", "trials": 2, "items": [i["item_id"] for i in page["items"]]}
@@ -198,6 +201,51 @@ def test_benchmark_page_shows_the_report_and_links_trials_to_episodes(page, view
     expect(page.locator("#crumbs")).to_contain_text(f"item {items[combined]['item_id']} · trial 0")
     crumbs.nth(2).click()
     expect(page).to_have_url(re.compile(r"#/benchmarks/noisy$"))
+
+
+def test_benchmark_page_shows_items_stages_failure_reasons_and_the_noise_floor(page, viewer, store_folder):
+    report = bench_report(store_folder, ["noisy", "trace"])
+    noisy = report["noisy"]
+    page.goto(viewer.url + "/#/benchmarks/noisy")
+    items = page.locator("[data-testid=items] tbody tr[data-item-row]")
+    expect(items).to_have_count(len(noisy["by_item"]))
+    marks = {True: "✓", False: "✗", None: "·"}
+    for item_id, row in noisy["by_item"].items():
+        tr = page.locator(f"[data-testid=items] tr[data-item-row='{item_id}']")
+        expect(tr.locator("[data-col=verdicts]")).to_have_text("".join(marks[v] for v in row["verdicts"]))
+        expect(tr.locator("[data-col=success]")).to_have_text(f"{row['success']['num']}/{row['success']['den']}")
+        flip = noisy["noise"]["by_item"][item_id]["flip_rate"]
+        expect(tr.locator("[data-col=flip-rate]")).to_have_text(f"{100 * flip:.0f}%")
+    expect(page.locator("[data-testid=stages] tbody tr[data-stage]")).to_have_count(len(noisy["by_stage"]))
+    for stage, row in noisy["by_stage"].items():
+        tr = page.locator(f"[data-testid=stages] tr[data-stage='{stage}']")
+        expect(tr.locator("[data-col=reached]")).to_have_text(str(row["reached"]))
+        expect(tr.locator("[data-col=passed]")).to_contain_text(str(row["passed"]["num"]))
+    reasons = noisy["failure_reasons"]
+    assert reasons, "the noisy agent fails some trials"
+    expect(page.locator("[data-testid=failure-reasons] tbody tr[data-reason]")).to_have_count(len(reasons))
+    for status, row in reasons.items():
+        tr = page.locator(f"[data-testid=failure-reasons] tr[data-reason={status}]")
+        expect(tr.locator("[data-col=trials]")).to_have_text(str(row["trials"]))
+    expect(page.locator("[data-testid=noise] tr[data-noise=mixed] td[data-run=noisy]")).to_have_text(
+        f"{noisy['noise']['mixed_items']['num']}/{noisy['noise']['mixed_items']['den']}")
+    shot(page, "benchmark-breakdown")
+
+    # a failure reason lists its trials; an item lists its own
+    status, row = next(iter(reasons.items()))
+    page.locator(f"[data-testid=failure-reasons] tr[data-reason={status}] button").click()
+    trials = page.locator("[data-testid=trials] tbody tr[data-item]")
+    expect(trials).to_have_count(row["trials"])
+    item_id = next(iter(noisy["by_item"]))
+    page.locator(f"[data-testid=items] tr[data-item-row='{item_id}'] button").click()
+    expect(trials).to_have_count(noisy["by_item"][item_id]["success"]["den"])
+
+    # compared with the trace agent: the noise-floor sentence of the report
+    page.get_by_test_id("compare").select_option("trace")
+    sentence = page.locator("[data-testid=noise-compare][data-run=trace]")
+    expected = noise_comparisons(report)["trace"]
+    expect(sentence).to_have_text(expected["message"])
+    expect(sentence).to_have_attribute("data-verdict", expected["verdict"])
 
 
 def test_generation_page_draws_the_tree_and_details_any_node(page, viewer, store_folder):

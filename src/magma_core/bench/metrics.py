@@ -11,6 +11,8 @@ function of them (tested against hand-computed values). Every rate is
 - mission-update retention by lag: success of trials with a mission update, by its lag;
 - by domain: success per domain (the scenario of the item's preset or definition, e.g.
   ``warehouse``), and per domain the success and conditional robustness of each condition;
+- per item, per stage and per failure reason: :mod:`magma_core.bench.breakdown`;
+- noise: the flip rate of identical trials and the noise floor, :mod:`magma_core.bench.noise`;
 - cost: prompt and completion tokens at a model's prices (:class:`~magma_core.bench.prices.Price`),
   or all tokens at one ``price_per_mtok``.
 """
@@ -18,35 +20,18 @@ function of them (tested against hand-computed values). Every rate is
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from typing import Any
 
+from magma_core.bench.breakdown import breakdown
 from magma_core.bench.conditions import CLEAN, CONDITIONS
+from magma_core.bench.noise import noise
 from magma_core.bench.prices import Price
 from magma_core.bench.stats import pass_hat_k, rate
 from magma_core.bench.taxonomy import INFRASTRUCTURE_FAILURE, NO_ACTION, TAXONOMY, terminal_status
+from magma_core.bench.trial import Trial
 from magma_core.store.bench_store import BenchStore, bench_run_name, trial_of
 from magma_core.store.reader import StoreReader
 from magma_core.user_error import UserError
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One trial of one item, with the item's facts."""
-
-    item: dict[str, Any]  # item_facts: item_id, condition, control, track, length_bucket, lags, stages
-    trial: int
-    status: str  # on the predecessor's taxonomy
-    stages_passed: int = 0
-    stages_total: int = 0
-    tokens: int = 0
-    latency_s: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def success(self) -> bool:
-        return self.status == "success"
 
 
 def collect(store: BenchStore | StoreReader, name: str) -> tuple[list[Trial], dict[str, Any]]:
@@ -71,9 +56,10 @@ def collect(store: BenchStore | StoreReader, name: str) -> tuple[list[Trial], di
                 prompt, completion = split.get(s.episode, (0, 0))
                 trials.append(Trial(facts, k, terminal_status(s.status, record), s.stages_passed,
                                     s.stages_total, s.total_tokens, s.agent_latency_s,
-                                    prompt, completion))
+                                    prompt, completion, s.status, s.reason))
             elif failures.get(facts["item_id"], 0) >= 3:
-                trials.append(Trial(facts, k, INFRASTRUCTURE_FAILURE, 0, facts["stages"]))
+                trials.append(Trial(facts, k, INFRASTRUCTURE_FAILURE, 0, facts["stages"],
+                                    reason="lost 3 times to an agent or judge outage"))
     return trials, config
 
 
@@ -179,6 +165,8 @@ def compute(trials: list[Trial], trials_per_item: int, price_per_mtok: float | N
         "taxonomy": list(TAXONOMY),
         "pass_k": pass_k,
         "pass_k_by_condition": pass_k_by_condition,
+        **breakdown(trials, trials_per_item),
+        "noise": noise(trials),
         "usage": {
             "tokens": tokens,
             "prompt_tokens": prompt,

@@ -1,6 +1,7 @@
 """``bench_report(out, names, ...)``: the metrics of one or more benchmark runs, with the
-differences from the first run that are significant (two-proportion z-test, p < 0.05), as a
-dict, rich tables, JSON and one self-contained HTML page."""
+differences from the first run that are significant (two-proportion z-test, p < 0.05) and,
+on paired trials, whether each difference is inside the noise floor (exact McNemar,
+:mod:`magma_core.bench.noise`), as a dict, rich tables, JSON and one self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from magma_core.bench.conditions import CONDITIONS
 from magma_core.bench.metrics import agent_facts, collect, compute
 from magma_core.bench.prices import Price, price_for
 from magma_core.bench.report_html import render
+from magma_core.bench.report_tables import noise_comparisons, print_breakdown, print_noise
 from magma_core.bench.stats import two_proportion_p
 from magma_core.store.bench_store import open_bench_store
 
@@ -72,14 +74,15 @@ def significant_differences(reports: dict[str, dict[str, Any]]) -> dict[str, set
 
 def write_html(reports: dict[str, dict[str, Any]], path: str | Path) -> Path:
     path = Path(path)
-    path.write_text(render(reports, significant_differences(reports)))
+    path.write_text(render(reports, significant_differences(reports), noise_comparisons(reports)))
     return path
 
 
 def write_json(reports: dict[str, dict[str, Any]], path: str | Path) -> Path:
     path = Path(path)
     payload = {"runs": reports, "significant": {k: sorted(v) for k, v in
-                                                significant_differences(reports).items()}}
+                                                significant_differences(reports).items()},
+               "noise_floor": noise_comparisons(reports)}
     path.write_text(json.dumps(payload, indent=2, sort_keys=True))
     return path
 
@@ -136,10 +139,12 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
         for s in reports[runs[0]]["taxonomy"]:
             t.add_row(s.replace("_", " "), *[str(counts[c].get(s, 0)) for c in counts])
         console.print(t)
+    print_breakdown(reports, console)
     t = _runs_table("Usage and cost", runs)
     for key in reports[runs[0]]["usage"]:
         t.add_row(key, *[_fmt(reports[r]["usage"][key]) for r in runs])
     console.print(t)
+    print_noise(reports, console)
     if len(runs) > 1:
         console.print("* differs from the first run at p < 0.05 (two-proportion z-test)")
 

@@ -105,8 +105,38 @@ def _rate_table(title: str, rows: dict[str, dict[str, Any]], runs: list[str],
             + "".join(body) + "</table>")
 
 
-def render(reports: dict[str, dict[str, Any]], significant: dict[str, set[str]]) -> str:
-    """The page for one or more runs' metrics (the first is the baseline of ``significant``)."""
+def _breakdown(reports: dict[str, dict[str, Any]], noise: dict[str, dict[str, Any]]) -> str:
+    """The noise floor of each run, the compare sentences, and each run's failure reasons."""
+    runs = list(reports)
+
+    def floor(n: dict[str, Any]) -> str:
+        d = n["floor"]["difference"]
+        return "none" if d is None else f"±{100 * d:.1f} points"
+    rows = [("flip rate", lambda n: "–" if n["flip_rate"]["rate"] is None else
+             f"{100 * n['flip_rate']['rate']:.0f}% ({n['flip_rate']['disagreeing']}/{n['flip_rate']['pairs']} pairs)"),
+            ("smallest real difference", floor)]
+    parts = ['<h2>Noise floor</h2><table id="noise"><tr><th></th>'
+             + "".join(f"<th>{html.escape(r)}</th>" for r in runs) + "</tr>"]
+    parts += [f"<tr><td>{label}</td>" + "".join(f"<td>{html.escape(cell(reports[r]['noise']))}</td>" for r in runs)
+              + "</tr>" for label, cell in rows]
+    parts.append("</table>" + "".join(f'<p class="noise-compare">{html.escape(c["message"])}</p>'
+                                      for c in noise.values()))
+    for run in runs:
+        reasons = reports[run].get("failure_reasons", {})
+        parts.append(f"<h2>Failure reasons: {html.escape(run)}</h2><table><tr><th>reason</th><th>trials</th>"
+                     "<th>items</th><th>at stage (from 0)</th><th>example</th></tr>")
+        parts += [f"<tr><td>{html.escape(st)}</td><td>{r['trials']}</td><td>{len(r['items'])}</td><td>"
+                  + html.escape(", ".join(f"{k}: {n}" for k, n in r["at_stage"].items()))
+                  + f'</td><td style="text-align:left">{html.escape(r["example"])}</td></tr>'
+                  for st, r in reasons.items()]
+        parts.append("</table>")
+    return "".join(parts)
+
+
+def render(reports: dict[str, dict[str, Any]], significant: dict[str, set[str]],
+           noise: dict[str, dict[str, Any]] | None = None) -> str:
+    """The page for one or more runs' metrics (the first is the baseline of ``significant``
+    and of ``noise``, :func:`magma_core.bench.report_tables.noise_comparisons`)."""
     runs = list(reports)
     overall = {r: {"all": m["success"], "clean": m["success_clean"]} for r, m in reports.items()}
     by_cond = {r: m["success_by_condition"] for r, m in reports.items()}
@@ -155,6 +185,7 @@ def render(reports: dict[str, dict[str, Any]], significant: dict[str, set[str]])
 {"".join(f"<th>{html.escape(r)}</th>" for r in runs)}</tr>{progression}</table>
 <h2>Terminal statuses</h2><table id="statuses"><tr><th>run / condition</th>
 {"".join(f"<th>{s}</th>" for s in taxonomy)}</tr>{status_rows}</table>
+{_breakdown(reports, noise or {})}
 <h2>Usage and cost</h2><table><tr><th></th>{"".join(f"<th>{html.escape(r)}</th>" for r in runs)}</tr>
 {usage_rows}</table>
 <script type="application/json" id="metrics">{embedded}</script>

@@ -1,5 +1,6 @@
 """Rates with their evidence: numerator, denominator, a 95% Wilson interval; pass^k; a
-two-proportion test for ``--compare``. Pure functions, no simulator."""
+two-proportion test for ``--compare``'s marks and the exact McNemar test on paired trials for
+its noise floor. Pure functions, no simulator."""
 
 from __future__ import annotations
 
@@ -47,3 +48,14 @@ def two_proportion_p(a: tuple[int, int], b: tuple[int, int]) -> float | None:
         return 1.0
     z = abs(x1 / n1 - x2 / n2) / math.sqrt(var)
     return math.erfc(z / math.sqrt(2))
+
+
+def mcnemar_exact_p(gained: int, lost: int) -> float:
+    """Two-sided p-value of the exact (binomial) McNemar test on paired outcomes: ``gained``
+    pairs failed in the first run and succeeded in the second, ``lost`` the reverse (1.0
+    without a discordant pair)."""
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, i) for i in range(min(gained, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail)

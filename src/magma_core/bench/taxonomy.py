@@ -1,4 +1,5 @@
-"""Our terminal statuses on the predecessor's taxonomy (gen-bench-spec §2).
+"""Our terminal statuses on the report's taxonomy: the predecessor's (gen-bench-spec §2), plus
+``trace_exhausted``, which names a (noisy) trace agent's trace that ran out as such.
 
 | ours (engine / run loop) | predecessor | why |
 | --- | --- | --- |
@@ -6,8 +7,9 @@
 | ``failed`` | ``non_requested_action`` | a stage's verification failed: the agent did something other than what was asked (e.g. a tool call on a text-only stage that forbids tools) |
 | ``exceeded`` | ``budget_exceeded`` | a stage's tool-call budget ran out |
 | ``decision_cap`` | ``budget_exceeded`` | the episode's decision cap (``max_decisions``) |
-| ``trace_exhausted`` | ``invalid_format`` | the (noisy) trace agent had no decision left: its reference trace ends before the task |
+| ``trace_exhausted`` | ``trace_exhausted`` | the (noisy) trace agent had no decision left: its reference trace ends before the task (the replies were well formed; there was nothing left to reply) |
 | ``no_action``, the idle decisions include a text answer | ``textual_hallucination`` | the agent answered in text (claiming work it did not do) where an action was needed |
+| ``no_action``, every idle decision a ``trace_exhausted`` error | ``trace_exhausted`` | as above, in a record whose loop did not end the episode at once |
 | ``no_action``, every idle decision unusable | ``invalid_format`` | the replies could not be parsed (malformed output, an error candidate) or were empty |
 | ``no_action`` without its record | ``non_physical_exceeded`` | 3 decisions in a row without a tool call on an action stage |
 | ``judge_unavailable`` | ``judge_failure`` | the judge gave no verdict |
@@ -28,14 +30,14 @@ from typing import Any
 TAXONOMY = (
     "success", "invalid_format", "textual_hallucination", "non_requested_action",
     "non_physical_exceeded", "judge_failure", "env_failure", "budget_exceeded",
-    "infrastructure_failure",
+    "infrastructure_failure", "trace_exhausted",
 )
 STATUS_MAP = {
     "success": "success",
     "failed": "non_requested_action",
     "exceeded": "budget_exceeded",
     "decision_cap": "budget_exceeded",
-    "trace_exhausted": "invalid_format",
+    "trace_exhausted": "trace_exhausted",
     "no_action": "non_physical_exceeded",
     "judge_unavailable": "judge_failure",
     "judge_error": "judge_failure",
@@ -45,6 +47,7 @@ NO_ACTION = "no_action"
 INFRASTRUCTURE_FAILURE = "infrastructure_failure"
 INVALID_FORMAT = "invalid_format"
 TEXTUAL_HALLUCINATION = "textual_hallucination"
+TRACE_EXHAUSTED = "trace_exhausted"
 
 
 def idle_decisions(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -63,15 +66,27 @@ def idle_decisions(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def idle_status(record: dict[str, Any]) -> str | None:
-    """``textual_hallucination`` when an idle decision is a text answer, ``invalid_format``
-    when every one was unusable (a malformed reply, an agent error, or empty); None when the
-    record shows no idle decision."""
+    """``textual_hallucination`` when an idle decision is a text answer, ``trace_exhausted``
+    when every one was a trace agent's "no decision left", ``invalid_format`` when every one
+    was unusable (a malformed reply, an agent error, or empty); None when the record shows no
+    idle decision."""
     decisions = idle_decisions(record)
     if not decisions:
         return None
     if any(d.get("error") is None and str(d.get("say") or "").strip() for d in decisions):
         return TEXTUAL_HALLUCINATION
+    if all(_exhausted(d) for d in decisions):
+        return TRACE_EXHAUSTED
     return INVALID_FORMAT
+
+
+def _exhausted(decision: dict[str, Any]) -> bool:
+    """Whether a stored decision is a trace agent's ``trace_exhausted`` error (the engine
+    stores it as "the agent gave no decision (trace_exhausted): ...")."""
+    error = decision.get("error")
+    if isinstance(error, dict):
+        return error.get("code") == TRACE_EXHAUSTED
+    return isinstance(error, str) and error.startswith(f"the agent gave no decision ({TRACE_EXHAUSTED})")
 
 
 def terminal_status(status: str, record: dict[str, Any] | None = None) -> str:

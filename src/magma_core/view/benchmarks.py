@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from magma_core.bench.metrics import agent_facts, collect, compute
 from magma_core.bench.report import significant_differences
+from magma_core.bench.report_tables import noise_comparisons
 from magma_core.store.bench_store import bench_run_name
 from magma_core.store.reader import RUNNING_WINDOW_S, StoreReader
 
@@ -76,7 +77,8 @@ def bench_items(reader: StoreReader) -> list[dict[str, Any]]:
 def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
                price_per_mtok: float | None = None) -> dict[str, Any] | None:
     """The benchmark run ``name``: its config, the report's metrics (of ``name`` and of the
-    runs in ``compare``, with the significant differences from ``name``), and every trial
+    runs in ``compare``, with the significant differences from ``name`` and whether each is
+    inside the noise floor), and every trial
     with a link to its episode. None when there is no such run."""
     bench = reader.get_bench(name)
     if bench is None:
@@ -112,6 +114,7 @@ def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
     public = {k: v for k, v in config.items() if k != "items"}
     return {"name": name, "suite": bench["suite"], "fingerprint": bench["fingerprint"],
             "created_at": bench["created_at"], "config": public, "items": config["items"],
-            "metrics": metrics, "significant": significant, "trials": rows,
+            "metrics": metrics, "significant": significant, "noise_floor": noise_comparisons(metrics),
+            "trials": rows,
             "planned": len(config["items"]) * config["trials"], "others": others,
             "price_per_mtok": price_per_mtok}

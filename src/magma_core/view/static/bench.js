@@ -99,6 +99,15 @@ export async function renderBench(page, route) {
       h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Usage and cost")), usageTable(runs, data))),
     h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Terminal statuses"),
       h("span", { class: "muted" }, "click a count to list those trials")), statusTable(m, pick)),
+    h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Noise floor"),
+      h("span", { class: "muted" }, "how often identical trials of an item disagree, and the smallest difference a paired run could show")),
+      noiseTable(runs, data), noiseCompare(data)),
+    h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Failure reasons"),
+      h("span", { class: "muted" }, "click a reason to list its trials")), reasonsTable(m, pick)),
+    h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Stages"),
+      h("span", { class: "muted" }, "index from 0, as the engine's messages count")), stagesTable(m)),
+    h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Items"),
+      h("span", { class: "muted" }, "click an item to list its trials")), itemsTable(m, pick)),
     h("div", { class: "panel block" }, h("div", { class: "panel-head" }, h("h2", {}, "Success by domain and condition"),
       h("span", { class: "muted" }, "a domain is the scenario of an item's preset or definition")), domainTable(runs, data)),
     h("details", { class: "config" }, h("summary", {}, "more rates: by track, mission-update retention by lag, progression"),
@@ -163,6 +172,68 @@ function statusTable(m, pick) {
       taxonomy.map((s) => h("td", { class: "num" }, counts[s]
         ? h("button", { class: `linkish count ${s === "success" ? "ok" : "bad"}`, "data-status": s, onclick: () => pick("status", s) }, counts[s])
         : h("span", { class: "muted" }, "0")))))));
+}
+
+const share = (v) => v === null || v === undefined ? "–" : `${(100 * v).toFixed(0)}%`;
+const statusList = (counts) => Object.entries(counts).filter(([st]) => st !== "success")
+  .map(([st, n]) => `${st.replaceAll("_", " ")} ${n}`).join(", ") || "–";
+
+function noiseTable(runs, data) {
+  const floor = (n) => n.floor.difference === null ? `none at ${n.paired_trials} pairs`
+    : `±${(100 * n.floor.difference).toFixed(1)} points (${n.floor.pairs} of ${n.paired_trials} pairs)`;
+  const rows = [
+    ["flip rate", "flip-rate", (n) => n.flip_rate.rate === null ? "–" : `${share(n.flip_rate.rate)} (${n.flip_rate.disagreeing}/${n.flip_rate.pairs} pairs)`],
+    ["items with mixed verdicts", "mixed", (n) => `${n.mixed_items.num}/${n.mixed_items.den}`],
+    ["smallest real difference", "floor", floor]];
+  return h("table", { class: "grid", "data-testid": "noise" },
+    h("thead", {}, h("tr", {}, h("th", {}, ""), runs.map((r) => h("th", {}, r)))),
+    h("tbody", {}, rows.map(([label, key, cell]) => h("tr", { "data-noise": key }, h("td", {}, label),
+      runs.map((run) => h("td", { "data-run": run }, cell(data.metrics[run].noise)))))));
+}
+
+function noiseCompare(data) {
+  const entries = Object.entries(data.noise_floor || {});
+  if (!entries.length) return h("p", { class: "muted note" }, "Compare with another run to see whether its difference is inside the noise floor.");
+  return h("div", {}, entries.map(([run, c]) => h("p", { class: `note ${c.verdict === "real" ? "" : "muted"}`, "data-testid": "noise-compare",
+    "data-run": run, "data-verdict": c.verdict }, c.message)));
+}
+
+function reasonsTable(m, pick) {
+  const rows = Object.entries(m.failure_reasons);
+  if (!rows.length) return h("p", { class: "muted", "data-testid": "failure-reasons" }, "No failure.");
+  return h("table", { class: "grid", "data-testid": "failure-reasons" },
+    h("thead", {}, h("tr", {}, ["reason", "trials", "share", "items", "ended at stage", "engine statuses", "example"].map((c) => h("th", {}, c)))),
+    h("tbody", {}, rows.map(([st, r]) => h("tr", { "data-reason": st },
+      h("td", {}, h("button", { class: "linkish", onclick: () => pick("status", st) }, st.replaceAll("_", " "))),
+      h("td", { class: "num", "data-col": "trials" }, r.trials), h("td", { class: "num" }, share(r.share)),
+      h("td", { class: "num", title: r.items.join("\n") }, r.items.length),
+      h("td", { "data-col": "at-stage" }, Object.entries(r.at_stage).map(([sg, n]) => `${sg}: ${n}`).join(", ") || "–"),
+      h("td", {}, Object.entries(r.engine_statuses).map(([sg, n]) => `${sg} ${n}`).join(", ")),
+      h("td", { class: "muted" }, r.example || "–")))));
+}
+
+function stagesTable(m) {
+  return h("table", { class: "grid", "data-testid": "stages" },
+    h("thead", {}, h("tr", {}, ["stage", "reached", "passed", "failures ending here"].map((c) => h("th", {}, c)))),
+    h("tbody", {}, Object.entries(m.by_stage).map(([sg, r]) => h("tr", { "data-stage": sg },
+      h("td", { class: "num" }, sg), h("td", { class: "num", "data-col": "reached" }, r.reached),
+      h("td", { class: "num", "data-col": "passed" }, `${r.passed.num} (${share(r.passed.rate)})`),
+      h("td", {}, statusList(r.ended_here))))));
+}
+
+function itemsTable(m, pick) {
+  const mark = { true: "✓", false: "✗", null: "·" };
+  return h("table", { class: "grid", "data-testid": "items" },
+    h("thead", {}, h("tr", {}, ["item", "condition", "trials", "success", "flip rate", "smallest real difference", "failures"].map((c) => h("th", {}, c)))),
+    h("tbody", {}, Object.entries(m.by_item).map(([id, r]) => h("tr", { "data-item-row": id },
+      h("td", { class: "mono" }, h("button", { class: "linkish", onclick: () => pick("item_id", id) }, id)),
+      h("td", {}, r.condition ?? ""),
+      h("td", { class: "mono", "data-col": "verdicts" }, r.verdicts.map((v) => mark[v]).join("")),
+      h("td", { class: "num", "data-col": "success" }, `${r.success.num}/${r.success.den}`),
+      h("td", { class: "num", "data-col": "flip-rate" }, share((m.noise.by_item[id] || {}).flip_rate)),
+      h("td", { class: "num", "data-col": "floor" }, (m.noise.by_item[id] || {}).floor == null ? "none at this K"
+        : `±${(100 * m.noise.by_item[id].floor).toFixed(0)} points`),
+      h("td", {}, statusList(r.statuses))))));
 }
 
 function moreRates(runs, data) {
