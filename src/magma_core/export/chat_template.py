@@ -69,6 +69,13 @@ def template_text(source: str) -> str:
     return template
 
 
+def tojson(value: Any, indent: int | None = None, separators: Any = None, sort_keys: bool = False) -> str:
+    """Jinja's ``tojson`` as transformers' ``apply_chat_template`` and llama.cpp's server define
+    it: keys in their order, nothing HTML-escaped (Jinja's own sorts keys and escapes ``<>&'``),
+    so an exported row's text is what the trainer and the server render."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
 class ChatTemplate:
     """A compiled chat template; :meth:`render` renders one row, or says why it would not."""
 
@@ -76,6 +83,7 @@ class ChatTemplate:
         self.source = source
         env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[_Generation])
         env.globals["raise_exception"] = _raise
+        env.filters["tojson"] = tojson
         try:
             self.template = env.from_string(template_text(source))
         except TemplateError as exc:
