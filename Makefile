@@ -13,7 +13,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: llama-server serve-model test-rl data-value venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
+.PHONY: llama-server serve-model test-rl data-value learning-curve venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -181,6 +181,14 @@ test-rl: $(RL_STAMP)
 DATA_VALUE_ARGS ?=
 data-value: $(RL_STAMP)
 	nice -n 10 $(BIN)/python benchmarks/data_value.py $(DATA_VALUE_ARGS)
+
+# The learning-curve experiment (opt-in; hours on 2 cores: see docs/guides/training-on-magma-data.md):
+# held-out splits checked for leaks by code (the compositional split must share nothing with the
+# training data, or it stops), data arms at equal budget, success per split. Resumes from
+# runs/learning-curve. LEARNING_CURVE_ARGS: e.g. --quick, --check-splits, --arms trace,coached.
+LEARNING_CURVE_ARGS ?=
+learning-curve: $(RL_STAMP)
+	nice -n 10 $(BIN)/python benchmarks/learning_curve.py $(LEARNING_CURVE_ARGS)
 
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium

@@ -30,6 +30,10 @@ SORTING = ScenarioManifest(
         **{name: f"magma_scenarios.sorting.definitions:{name}"
            for name in ("LongSorting", "LongSortingJudged", "ShortSorting")},
         "RuleSorting": "magma_scenarios.sorting.rule_definitions:RuleSorting",
+        **{name: f"magma_scenarios.sorting.splits:{name}"
+           for name in ("ShortSortingTrain", "PairSortingTrain", "PerturbedPairSortingTrain", "PairSortingHeldOut",
+                        "ShortSortingCompositional",
+                        "LongSortingTrain")},
     },
     environments={
         "MagmaSorting-v1": "magma_scenarios.sorting.env",
@@ -39,6 +43,9 @@ SORTING = ScenarioManifest(
         "smoke": "magma_scenarios.sorting:suites/smoke.yaml",
         "sorting": "magma_scenarios.sorting:suites/sorting.yaml",
         "short_heldout": "magma_scenarios.sorting:suites/short_heldout.yaml",
+        "split_compositional": "magma_scenarios.sorting:suites/split_compositional.yaml",
+        "split_perturbed": "magma_scenarios.sorting:suites/split_perturbed.yaml",
+        "split_long": "magma_scenarios.sorting:suites/split_long.yaml",
     },
     transforms="magma_scenarios.sorting.bench_conditions",
 )
@@ -89,6 +96,7 @@ KITCHEN = ScenarioManifest(
         for name in ("LongKitchen", "LongKitchenJudged")
     },
     environments={"MagmaKitchen-v1": "magma_scenarios.kitchen.env"},
-    suites={"kitchen": "magma_scenarios.kitchen:suites/kitchen.yaml"},
+    suites={"kitchen": "magma_scenarios.kitchen:suites/kitchen.yaml",
+            "split_other_domain": "magma_scenarios.kitchen:suites/split_other_domain.yaml"},
     transforms="magma_scenarios.kitchen.bench_conditions",
 )

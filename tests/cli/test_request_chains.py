@@ -37,7 +37,9 @@ def test_bad_input_is_one_line_and_nonzero(workdir):
     proc = magma("scenarios", "test-requests", "sorting.SortAll", cwd=workdir)
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("magma: error: scenario 'sorting' has no definition 'SortAll' "
-                                   "(definitions: LongSorting, LongSortingJudged, RuleSorting, ShortSorting)")
+                                   "(definitions: LongSorting, LongSortingJudged, LongSortingTrain, PairSortingHeldOut, "
+                                   "PairSortingTrain, PerturbedPairSortingTrain, RuleSorting, ShortSorting, "
+                                   "ShortSortingCompositional, ShortSortingTrain)")
     proc = magma("scenarios", "test-requests", "sorting.LongSorting", "--mode", "fast", cwd=workdir)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     proc = magma("scenarios", "show", "sorting", cwd=workdir)

@@ -17,6 +17,7 @@ Requests respect the forbidden objects and areas of earlier rules and never put 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from typing import Any
 
 from magma_core.simulation.data_structures import ToolCall
@@ -72,20 +73,45 @@ def _moved(state: TaskState, objs: list[str], zone: str) -> TaskState:
 
 # -- requests -------------------------------------------------------------------------------
 class SortCube(BaseRequest[dict]):
-    """Put one named cube in a zone."""
+    """Put one named cube in a zone.
+
+    ``combinations`` (optional) restricts the request to those (object, zone, template
+    index) triples: the held-out splits (``magma_scenarios.sorting.splits``) give training
+    and held-out definitions disjoint sets. Without it every pair and template may be drawn,
+    with the same draws as ever (the frozen suites keep their fingerprints)."""
 
     TEMPLATES = ("Put the {o} in {z}.", "Please move the {o} to {z}.", "Place the {o} in {z}.")
 
+    def __init__(self, combinations: Iterable[tuple[str, str, int]] | None = None) -> None:
+        self.combinations = None if combinations is None else frozenset(combinations)
+
     def _options(self, state: TaskState) -> list[tuple[str, str]]:
-        return [(o, z) for o in free_objects(state) for z in usable_zones(state)
-                if where(state, o) != z and load(state, z) < ZONE_CAPACITY]
+        pairs = [(o, z) for o in free_objects(state) for z in usable_zones(state)
+                 if where(state, o) != z and load(state, z) < ZONE_CAPACITY]
+        if self.combinations is None:
+            return pairs
+        return [p for p in pairs if any((*p, t) in self.combinations for t in range(len(self.TEMPLATES)))]
 
     def sampling_weight(self, state: TaskState) -> float:
         return 3.0 if self._options(state) else 0.0
 
     def sample_parameters(self, state: TaskState, rng: random.Random) -> dict:
-        obj, zone = rng.choice(self._options(state))
-        return {"object": obj, "zone": zone, "text": rng.choice(self.TEMPLATES).format(o=obj, z=zone)}
+        if self.combinations is None:
+            obj, zone = rng.choice(self._options(state))
+            template = rng.choice(self.TEMPLATES)
+        else:
+            triples = sorted((o, z, t) for o, z in self._options(state)
+                             for t in range(len(self.TEMPLATES)) if (o, z, t) in self.combinations)
+            obj, zone, index = rng.choice(triples)
+            template = self.TEMPLATES[index]
+        return {"object": obj, "zone": zone, "text": template.format(o=obj, z=zone)}
+
+    def combination(self, params: dict) -> tuple[str, ...] | None:
+        """(object, zone, template index): the template found by rendering each in turn."""
+        for index, template in enumerate(self.TEMPLATES):
+            if template.format(o=params["object"], z=params["zone"]) == params.get("text"):
+                return (params["object"], params["zone"], str(index))
+        return (params["object"], params["zone"], "?")
 
     def create_stages(self, state: TaskState, params: dict) -> list[Any]:
         return [ObjectsToZones({params["object"]: params["zone"]}, params["text"], True)]

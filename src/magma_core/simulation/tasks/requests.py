@@ -73,3 +73,10 @@ class BaseRequest(Generic[ParametersT]):
     def describe(self, params: ParametersT) -> str:
         """One line for ``magma scenarios test-requests``."""
         return f"{self.get_request_type()} {params}"
+
+    def combination(self, params: ParametersT) -> tuple[str, ...] | None:
+        """What the parameters combine, as plain strings (e.g. object, zone and instruction
+        template), for the leak checks of held-out splits (``magma_core.bench.splits``): a
+        held-out combination must never be one the training definitions produce. None (the
+        default): the request's parameters are not checked."""
+        return None

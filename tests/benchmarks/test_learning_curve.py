@@ -1,0 +1,73 @@
+"""benchmarks/learning_curve.py's bookkeeping: arms at equal budget, recovery after an injected
+error, the per-split figures and the report table (pure functions; no model, no simulator)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import learning_curve as lc  # noqa: E402
+from magma_core.bench.metrics import Trial  # noqa: E402
+
+
+def rows(n: int, arm: str = "a") -> list[dict]:
+    return [{"id": f"{arm}:{i}", "messages": [{"role": "user", "content": f"{arm} {i}"}]} for i in range(n)]
+
+
+def test_equal_rows_gives_every_arm_the_same_count_and_all_its_rows():
+    small, large = rows(5, "s"), rows(300, "l")
+    for size in (4, 48, 192):
+        a, b = lc.equal_rows(small, size), lc.equal_rows(large, size)
+        assert len(a) == len(b) == size
+    # an arm with fewer rows than the budget sees each of them (whole epochs first)
+    cycled = lc.equal_rows(small, 12)
+    assert {r["id"] for r in cycled[:5]} == {r["id"] for r in small}
+    assert [r["id"] for r in cycled[5:10]] == [r["id"] for r in cycled[:5]]
+    # a function of the rows and the seed, not of their order
+    assert lc.equal_rows(list(reversed(large)), 48) == lc.equal_rows(large, 48)
+    assert lc.equal_rows(large, 48, seed=1) != lc.equal_rows(large, 48)
+    with pytest.raises(ValueError):
+        lc.equal_rows([], 4)
+
+
+def test_the_budget_plan_gives_equal_rows_and_steps_per_size():
+    plan = lc.budget_plan({"trace": rows(40, "t"), "coached": rows(166, "c")}, [48, 192], batch_size=4)
+    for size in (48, 192):
+        entries = [p for p in plan if p["size"] == size]
+        assert {p["rows"] for p in entries} == {size}
+        assert {p["steps"] for p in entries} == {size // 4}
+    trace48 = next(p for p in plan if p["arm"] == "trace" and p["size"] == 48)
+    assert trace48["distinct"] == 40 and trace48["epochs"] == pytest.approx(1.2)
+
+
+def trial(item_id: str, condition: str, passed: int, total: int, status: str, k: int = 0) -> Trial:
+    return Trial({"item_id": item_id, "condition": condition}, k, status, passed, total)
+
+
+def test_recovery_counts_the_injected_stage_passed():
+    trials = [trial("a", "execution_error", 2, 2, "success"), trial("b", "execution_error", 0, 2, "exceeded"),
+              trial("c", "execution_error", 1, 4, "exceeded"), trial("d", "clean", 2, 2, "success")]
+    injected = {"a": [0], "b": [0], "c": [0]}
+    assert lc.recovery(trials, injected) == {"injected": 3, "recovered": 2}
+
+
+def test_split_figures_and_the_report_table():
+    base = [trial("i1", "clean", 0, 2, "exceeded"), trial("i2", "clean", 1, 2, "exceeded"),
+            trial("e1", "execution_error", 0, 2, "exceeded")]
+    tuned = [trial("i1", "clean", 2, 2, "success"), trial("i2", "clean", 2, 2, "success"),
+             trial("e1", "execution_error", 2, 2, "success")]
+    injected = {"e1": [0]}
+    figures = lc.split_figures(tuned, injected)
+    assert figures["all"]["success"]["num"] == 3 and figures["clean"]["success"]["den"] == 2
+    assert figures["execution_error"]["recovery"] == {"injected": 1, "recovered": 1}
+    assert lc.split_figures(base, injected)["all"]["stage_completion"] == pytest.approx(1 / 6)
+    calls = {"valid_call_rate": 1.0, "s_per_decision": 0.5}
+    results = {"base": {"compositional": {"figures": lc.split_figures(base, injected), "calls": calls}},
+               "trace-n48": {"compositional": {"figures": figures, "calls": calls}}}
+    lines = lc.report_lines(results)
+    assert lines[0].startswith("| split | condition | arm |")
+    tuned_all = next(line for line in lines if "| all | trace-n48 |" in line)
+    assert "3+/0- p=0.25" in tuned_all          # exact McNemar: 3 discordant pairs, all gained
+    assert "| 1/1 |" in next(line for line in lines if "execution_error | trace-n48" in line)
