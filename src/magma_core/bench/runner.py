@@ -132,8 +132,9 @@ def bench_name(spec: BenchSpec, suite: Suite) -> str:
 
 def with_identity(config: dict[str, Any], identity: dict[str, Any] | None) -> dict[str, Any]:
     """``config`` with the model's identity (engine, version, weights digest) under
-    ``model.identity`` (see :mod:`magma_core.agents.model_identity`)."""
-    if identity is None or "model" not in config:
+    ``model.identity`` (see :mod:`magma_core.agents.model_identity`); nothing when the server
+    told nothing."""
+    if not identity or identity.get("probe") == "unreachable" or "model" not in config:
         return config
     return config | {"model": config["model"] | {"identity": identity}}
 
