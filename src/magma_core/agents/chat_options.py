@@ -29,6 +29,12 @@ the file's.
   server) or ``json_schema`` (OpenAI, vLLM, llama.cpp's llama-server): the reply is
   constrained by a JSON schema of the stage's tool calls, so names, enums and argument
   lengths are enforced by the server's grammar;
+- ``call_prefill``: text the assistant turn starts with in an action stage that offers
+  tools (``chatml-tools`` stands for ``<tool_call>\n``, the call marker of MAGMA's tool-aware
+  ChatML), sent as a final assistant message that the server continues
+  (``continue_final_message``, llama.cpp's ``llama-server`` and vLLM), with ``tool_choice``
+  ``required``: the server's own tool-call grammar then holds the reply from its first token
+  and the server returns structured tool calls (see :mod:`magma_core.agents.stage_decoding`);
 - ``stream`` (default false): stream each reply and stop reading (closing the connection,
   which stops a streaming server) once it holds more than ``max_tokens`` tokens, for
   servers that ignore ``max_tokens``;
@@ -87,6 +93,7 @@ class ChatOptions:
     report_role: str | None = None
     stage_aware: bool | None = None
     constrain: str | None = None
+    call_prefill: str | None = None
     stream: bool | None = None
     output_format: str | None = None
     prompt_template: str | None = None
@@ -234,6 +241,12 @@ def _text(name: str, value: Any) -> str:
     return value
 
 
+def _prefill(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ChatOptionsError(f"{name} must be a non-empty text (or chatml-tools), got {value!r}")
+    return value
+
+
 def _positive(name: str, value: Any) -> float:
     number = _number(name, value, 0.0)
     if number <= 0:
@@ -250,6 +263,7 @@ _CHECKS = {
     "stream": lambda n, v: _boolean(n, v),
     "output_format": _one_of(OUTPUT_FORMATS),
     "prompt_template": lambda n, v: _text(n, v),
+    "call_prefill": lambda n, v: _prefill(n, v),
     "summarise_after": lambda n, v: _integer(n, v, 1),
     "max_tokens": lambda n, v: _integer(n, v, 0),
     "temperature": lambda n, v: _number(n, v, 0.0, 2.0),

@@ -58,6 +58,8 @@ from magma_core.agents.chat_prompt import (
 )
 from magma_core.agents.image_parts import with_image_parts
 from magma_core.agents.stage_decoding import (
+    CALL_ENDS,
+    call_prefill_text,
     callable_tools,
     constrained_message,
     reply_schema,
@@ -336,6 +338,16 @@ class OpenAIChatAgent(CandidateAgent):
         with_turn = copy.deepcopy(memory)
         with_turn[HISTORY_KEY] = [*copy.deepcopy(history), *turn]
         params = self._params(agent_input, schemas, stage, constrained, may_answer, len(robots))
+        prefill = None if constrained else call_prefill_text(self.options.call_prefill, stage, schemas)
+        if prefill is not None:  # the server continues the call marker under its tool grammar
+            messages = [*messages, {"role": "assistant", "content": prefill}]
+            params.update(continue_final_message=True, add_generation_prompt=False)
+            params.setdefault("parallel_tool_calls", len(robots) > 1)
+            end = CALL_ENDS.get(self.options.call_prefill or "")
+            if len(robots) <= 1 and end and "stop" not in params:  # one robot: one call, then stop
+                params["stop"] = [end]
+            if self.options.tool_choice is None:
+                params["tool_choice"] = "required"
         try:
             reply = self._complete(messages, params)
         except ChatError as exc:

@@ -24,6 +24,7 @@ from magma_core.agents.backends import split_backends
 from magma_core.agents.base import Agent, AgentCheckError
 from magma_core.agents.chat_options import ChatOptions
 from magma_core.agents.http import HttpAgent
+from magma_core.agents.model_identity import probe
 from magma_core.agents.noisy_trace import DEFAULT_NOISE, NoisyTraceAgent
 from magma_core.agents.openai_chat import OpenAIChatAgent
 from magma_core.agents.trace import TraceAgent
@@ -111,6 +112,21 @@ def model_facts(text: str | None, options: dict[str, Any] | None = None) -> dict
     if spec.kind == "http":
         return {"endpoint": spec.url}
     return None
+
+
+def model_identity(text: str | None) -> dict[str, Any] | None:
+    """The identity of the model behind an ``openai:MODEL[@BASE_URL]`` spec, as its server
+    reports it (:func:`magma_core.agents.model_identity.probe`: engine, version, weights
+    digest); None for any other spec."""
+    if not text or text.strip() == "none":
+        return None
+    try:
+        spec = parse_spec(text)
+    except AgentSpecError:
+        return None
+    if spec.kind != "openai":
+        return None
+    return probe(spec.base_url, spec.model)
 
 
 def from_spec(text: str, *, trace: Any = None, chat_options: ChatOptions | None = None, **options: Any) -> Agent:

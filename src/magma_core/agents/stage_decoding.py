@@ -16,6 +16,12 @@ text-only stage that allows tools, ``{"answer": ...}`` too), so names, enums and
 arguments are enforced by the server's grammar and free strings are bounded
 (:data:`MAX_STRING_LENGTH`). The reply is read back into ordinary tool calls: the history and
 the exports keep the OpenAI tool-call form.
+
+With ``call_prefill`` (llama.cpp's ``llama-server`` and vLLM, which continue a final assistant
+message) an action stage's reply is started with the chat template's call marker
+(:func:`call_prefill_text`) and asks for ``tool_choice: required``: the server's tool-call
+grammar (the stage's tools, their enums) then holds the reply from its first token, and the
+server, not MAGMA, parses the calls.
 """
 
 from __future__ import annotations
@@ -26,8 +32,14 @@ from typing import Any
 
 from magma_core.agents.chat_options import CONSTRAIN_MODES
 
-__all__ = ["CONSTRAIN_MODES", "callable_tools", "constrained_message", "reply_schema", "response_format",
-           "stage_of", "tool_choice", "tools_prompt"]
+__all__ = ["CALL_ENDS", "CALL_PREFILLS", "CONSTRAIN_MODES", "call_prefill_text", "callable_tools", "constrained_message",
+           "reply_schema", "response_format", "stage_of", "tool_choice", "tools_prompt"]
+
+#: Named call markers for ``call_prefill``: the chat template -> the text its calls start with.
+CALL_PREFILLS = {"chatml-tools": "<tool_call>\n"}
+#: The text that ends one call of a named marker: the stop sequence of a one-call reply (the
+#: server still parses the call; without it a small model repeats calls up to the token cap).
+CALL_ENDS = {"chatml-tools": "</tool_call>"}
 
 #: Longest free string argument a constrained reply may hold (a small model's runaway name).
 MAX_STRING_LENGTH = 200
@@ -64,6 +76,15 @@ def tool_choice(stage: dict[str, Any] | None, schemas: list[dict[str, Any]], req
     if len(schemas) == 1:
         return {"type": "function", "function": {"name": schemas[0]["function"]["name"]}}
     return "required" if required_ok else "auto"
+
+
+def call_prefill_text(value: str | None, stage: dict[str, Any] | None, schemas: list[dict[str, Any]]) -> str | None:
+    """The text an action stage's reply is started with (``value``: a name of
+    :data:`CALL_PREFILLS` or the text itself, ``\\n`` read as a newline); None outside an
+    action stage that offers tools, or without ``value``."""
+    if not value or not schemas or stage is None or stage["kind"] != "action":
+        return None
+    return CALL_PREFILLS.get(value, value.replace("\\n", "\n"))
 
 
 def _bounded(schema: Any) -> Any:

@@ -52,6 +52,28 @@ def agent_line(name: str, report: dict[str, Any]) -> str:
     return line
 
 
+def identity_line(report: dict[str, Any]) -> str | None:
+    """``  model identity: ENGINE VERSION; weights NAME sha256 DIGEST (SIZE); ...`` for a run
+    that recorded its model's identity (None otherwise)."""
+    identity = ((report.get("agent") or {}).get("model") or {}).get("identity")
+    if not identity or identity.get("probe") == "unreachable":
+        return None
+    parts = [" ".join(str(identity[k]) for k in ("engine", "version") if identity.get(k))]
+    weights = identity.get("weights") or {}
+    if weights.get("path"):
+        shown = f"weights {Path(weights['path']).name}"
+        if weights.get("sha256"):
+            shown += f" sha256 {weights['sha256'][:12]}"
+        if weights.get("bytes"):
+            shown += f" ({weights['bytes'] / 1e6:.1f} MB)"
+        parts.append(shown)
+    if identity.get("chat_template_sha256"):
+        parts.append(f"chat template sha256 {identity['chat_template_sha256'][:12]}")
+    if identity.get("slots"):
+        parts.append(f"{identity['slots']} server slots")
+    return "  model identity: " + "; ".join(p for p in parts if p)
+
+
 def significant_differences(reports: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
     """run -> the keys (``all``, ``clean``, conditions) where its success differs from the
     first run's at p < ``ALPHA``."""
@@ -100,6 +122,9 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
     runs = list(reports)
     for run in runs:
         console.print(agent_line(run, reports[run]), highlight=False, markup=False)
+        identity = identity_line(reports[run])
+        if identity:
+            console.print(identity, highlight=False, markup=False)
     sig = significant_differences(reports)
     rows: list[tuple[str, str]] = [("all", "success"), ("clean", "success_clean")]
     table = _runs_table("Success (95% Wilson interval)", runs)

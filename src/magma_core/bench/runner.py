@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from magma_core.agents.spec import model_facts
+from magma_core.agents.spec import model_facts, model_identity
 from magma_core.bench.episodes import GroupJob, GroupWork, check_items, engine_groups
 from magma_core.bench.suite import Suite, load_suite
 from magma_core.runs import RunSpec
@@ -130,6 +130,26 @@ def bench_name(spec: BenchSpec, suite: Suite) -> str:
     return check_run_name(f"{suite.name}-{agent}"[:80])
 
 
+def with_identity(config: dict[str, Any], identity: dict[str, Any] | None) -> dict[str, Any]:
+    """``config`` with the model's identity (engine, version, weights digest) under
+    ``model.identity`` (see :mod:`magma_core.agents.model_identity`); nothing when the server
+    told nothing."""
+    if not identity or identity.get("probe") == "unreachable" or "model" not in config:
+        return config
+    return config | {"model": config["model"] | {"identity": identity}}
+
+
+def check_same_weights(stored: dict[str, Any] | None, identity: dict[str, Any] | None, name: str) -> None:
+    """A resumed benchmark run must talk to the same weights it started with (when both
+    digests are known): one line otherwise."""
+    before = (((stored or {}).get("config") or {}).get("model") or {}).get("identity") or {}
+    old = (before.get("weights") or {}).get("sha256")
+    new = ((identity or {}).get("weights") or {}).get("sha256")
+    if old and new and old != new:
+        raise UserError(f"benchmark run {name!r} was started with model weights sha256 {old[:12]}, "
+                        f"the server now serves {new[:12]}; resume with the same weights or another --name")
+
+
 def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:
     """Run (or resume) every item of ``spec.suite`` ``spec.trials`` times; see the module."""
     started = time.perf_counter()
@@ -140,14 +160,17 @@ def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:
     if spec.run.skills is not None:  # an unknown skill name is one line, before any trial
         for scenario in sorted({item["scenario"] for item in suite.items}):
             task_skills(scenario, spec.run.skills)
+    identity = model_identity(spec.run.agent)
     with open_bench_store(spec.run.out) as store:
         store.lease("bench", name)  # a second writer of this name is refused in one line
-        store.open_bench(name, suite.name, suite.fingerprint,
-                         spec.config() | {"items": [item_facts(i) for i in suite.items]})
+        check_same_weights(store.get_bench(name), identity, name)
+        store.open_bench(name, suite.name, suite.fingerprint, with_identity(
+            spec.config() | {"items": [item_facts(i) for i in suite.items]}, identity))
         run_spec = dataclasses.replace(spec.run, target=suite.items[0]["scenario"],
                                        episodes=len(suite.items) * spec.trials,
                                        name=bench_run_name(name), ray=None)
-        store.open_run(run_spec.run_name, suite.name, run_spec.config() | {"bench": name})
+        store.open_run(run_spec.run_name, suite.name,
+                       with_identity(run_spec.config() | {"bench": name}, identity))
         result = BenchResult(name, store.path)
         result.resumed = len(store.finished_episodes(run_spec.run_name))
         _run_pending(spec, suite, run_spec, store, result, notify)

@@ -28,6 +28,7 @@ SUBCOMMANDS = (
     "magma_core.cli.scenarios",
     "magma_core.cli.tool_tester",
     "magma_core.cli.serve_agent",
+    "magma_core.cli.serve_model",
     "magma_core.cli.view",
     "magma_core.cli.new",
 )

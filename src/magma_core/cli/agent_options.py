@@ -35,6 +35,7 @@ FLAGS = {
     "report_role": "report_role",
     "stage_decoding": "stage_aware",
     "constrain": "constrain",
+    "call_prefill": "call_prefill",
     "stream_cap": "stream",
     "output_format": "output_format",
     "prompt_template": "prompt_template",
@@ -90,6 +91,9 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
                        help="constrain replies by a JSON schema of the stage's tool calls: "
                        "json_object (llama-cpp-python), json_schema (OpenAI, vLLM, llama-server); "
                        "default off")
+    group.add_argument("--call-prefill", default=None, metavar="TEXT",
+                       help="start an action stage's reply with this call marker (chatml-tools: "
+                       "<tool_call>), continued under the server's tool grammar (llama-server, vLLM)")
     group.add_argument("--stream-cap", choices=("on", "off"), default=None,
                        help="stream replies and stop reading past --max-tokens, for servers "
                        "that ignore it (default off)")

@@ -74,8 +74,9 @@ def template_text(source: str) -> str:
 
 def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
             separators: Any = None, sort_keys: bool = False) -> str:
-    """``tojson`` as transformers' chat templates have it (plain ``json.dumps``, not Jinja's
-    HTML-safe one), so a template renders here as it does for the tokenizer."""
+    """``tojson`` as transformers' ``apply_chat_template`` and llama.cpp's server define it:
+    keys in their order, nothing HTML-escaped (Jinja's own sorts keys and escapes ``<>&'``), so
+    an exported row's text is what the trainer and the server render."""
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
                       sort_keys=sort_keys)
 

@@ -1,0 +1,126 @@
+"""Serving a model with llama.cpp's server (``magma serve-model``) without starting one: the
+command line, the weights checks, ``--call-prefill`` requests, and the model identity a bench run records
+(probed from a real loopback HTTP server answering as llama-server does)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from magma_core.agents.model_identity import probe, weights_digest
+from magma_core.agents.model_server import (
+    ModelServerError,
+    ServerPlan,
+    prepare_weights,
+)
+from magma_core.bench.report import identity_line
+from magma_core.bench.runner import check_same_weights, with_identity
+from magma_core.user_error import UserError
+
+from .agent_helpers import completion, tool_call
+from .test_stage_decoding import _agent, _request
+
+
+def test_the_command_line_and_the_weights_checks(tmp_path):
+    server = tmp_path / "llama-server"
+    server.write_text("#!/bin/sh\n")
+    server.chmod(0o755)
+    plan = ServerPlan(gguf=tmp_path / "m.gguf", alias="m", port=8099, slots=3, ctx_per_slot=1000, threads=2,
+                      template_file=tmp_path / "t.jinja", server_bin=server)
+    command = plan.command()
+    assert command[0] == str(server) and plan.agent_spec == "openai:m@http://127.0.0.1:8099/v1"
+    for flag, value in (("--parallel", "3"), ("--ctx-size", "3000"), ("--host", "127.0.0.1"),
+                        ("--chat-template-file", str(tmp_path / "t.jinja"))):
+        assert command[command.index(flag) + 1] == value
+    assert "--jinja" in command and "--cache-prompt" in command
+    gguf = tmp_path / "x.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert prepare_weights(gguf, tmp_path / "work") == gguf.resolve()
+    with pytest.raises(ModelServerError, match="neither a .gguf file nor a model folder"):
+        prepare_weights(tmp_path / "missing", tmp_path / "work")
+    with pytest.raises(UserError, match="--quantize must be one of"):
+        prepare_weights(gguf, tmp_path / "work", quantize="q3")
+
+
+def test_call_prefill_starts_an_action_reply_at_the_call_marker(fake_openai):
+    fake_openai.script = [completion(tool_calls=[tool_call("pick", {"object_name": "cup"})])]
+    agent = _agent(fake_openai, call_prefill="chatml-tools")
+    out = agent.respond(_request("action"))[0]
+    assert out.status == "completed" and out.output.tool_calls[0].name == "pick"
+    sent = fake_openai.requests[-1]
+    assert sent["messages"][-1] == {"role": "assistant", "content": "<tool_call>\n"}
+    assert sent["continue_final_message"] is True and sent["add_generation_prompt"] is False
+    assert sent["tool_choice"] == "required" and sent["stop"] == ["</tool_call>"]
+    assert sent["parallel_tool_calls"] is False
+    history = out.memory["history"]
+    assert history[-1]["role"] == "assistant" and history[-1]["tool_calls"]  # the prefill is not kept
+    assert all(m.get("content") != "<tool_call>\n" for m in history)
+    agent.respond(_request("action", ["wait"]))  # one callable tool: required, not named
+    assert fake_openai.requests[-1]["tool_choice"] == "required"
+    fake_openai.script = [completion("Done.")]
+    agent.respond(_request("text_only", []))  # no tools, no prefill
+    answer = fake_openai.requests[-1]
+    assert answer["messages"][-1]["role"] != "assistant" and "continue_final_message" not in answer
+
+
+class _Props(BaseHTTPRequestHandler):
+    weights = ""
+
+    def log_message(self, *args):
+        return
+
+    def do_GET(self):  # noqa: N802
+        if self.path == "/v1/models":
+            body = {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_params": 7, "ftype": "Q4_1"}}]}
+        elif self.path == "/props":
+            body = {"build_info": "b11434-x", "total_slots": 4, "model_path": self.weights, "chat_template": "T"}
+        else:
+            self.send_response(404)
+            self.end_headers()
+            return
+        raw = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+def test_a_bench_run_records_the_served_weights_and_the_report_shows_them(tmp_path):
+    weights = tmp_path / "w.gguf"
+    weights.write_bytes(b"weights" * 1000)
+    _Props.weights = str(weights)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Props)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        identity = probe(f"http://127.0.0.1:{server.server_address[1]}/v1", "m")
+    finally:
+        server.shutdown()
+        server.server_close()
+    digest = weights_digest(weights)
+    assert identity["engine"] == "llama.cpp" and identity["version"] == "b11434-x" and identity["slots"] == 4
+    assert identity["weights"] == digest and digest["bytes"] == 7000 and len(digest["sha256"]) == 64
+    assert probe("http://127.0.0.1:9/v1", "m", timeout=1) == {"probe": "unreachable"}
+    config = with_identity({"agent": "openai:m", "model": {"name": "m"}}, identity)
+    assert config["model"]["identity"]["weights"]["sha256"] == digest["sha256"]
+    line = identity_line({"agent": {"model": config["model"]}})
+    assert line.startswith("  model identity: llama.cpp b11434-x; weights w.gguf sha256 " + digest["sha256"][:12])
+    check_same_weights({"config": config}, identity, "b")  # the same weights: resumes
+    weights.write_bytes(b"other")
+    with pytest.raises(UserError, match="was started with model weights sha256"):
+        check_same_weights({"config": config}, {"weights": weights_digest(weights)}, "b")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "a").write_text("1")
+    first = weights_digest(folder)["sha256"]
+    (folder / "a").write_text("2")
+    assert weights_digest(folder)["sha256"] != first and weights_digest(tmp_path / "none") is None
+
+
+def test_model_server_module_needs_no_simulator():
+    import magma_core.agents.model_server as module
+
+    assert "mani_skill" not in Path(module.__file__).read_text()
