@@ -1,9 +1,11 @@
 """Fixtures shared by the test packages.
 
-``browser``: Debian's headless Chromium driven by Playwright, one per test process
-(session-scoped), for every package that looks at a page (the viewer's, the rendered
-images'): Playwright's sync API cannot start a second instance in a process whose first is
-still running. Skipped, with the install step, when either is missing.
+``browser``: Debian's headless Chromium driven by Playwright, one per test module, for every
+package that looks at a page (the viewer's, the rendered images'). One fixture for all, so
+two instances never overlap (Playwright's sync API cannot start a second instance in a process
+whose first is still running), and module-scoped, so it stops before the next module: while
+it runs, the sync API holds an event loop in the main thread, and a later test's
+``asyncio.run`` would fail. Skipped, with the install step, when either is missing.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
     """Debian's headless Chromium driven by Playwright (skipped when either is missing)."""
     from view.conftest import CHROMIUM, CHROMIUM_ARGS
