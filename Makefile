@@ -177,7 +177,7 @@ test-rl: $(RL_STAMP)
 # the held-out suite short_heldout, trained on MAGMA data (TRL SFT + LoRA), benchmarked again;
 # prints each phase's cost and the before/after table (docs/guides/training-on-magma-data.md).
 # The same extras as test-rl, in the same venv (torch pinned first).
-# DATA_VALUE_ARGS: e.g. --data noisy, --steps 12, --rows 32, --dpo, --smoke.
+# DATA_VALUE_ARGS: e.g. --data noisy, --steps 12, --rows 32, --dpo, --smoke --phases all.
 DATA_VALUE_ARGS ?=
 data-value: $(RL_STAMP)
 	nice -n 10 $(BIN)/python benchmarks/data_value.py $(DATA_VALUE_ARGS)

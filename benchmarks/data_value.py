@@ -18,7 +18,9 @@ Phases (``--phases``, default all, in this order; each prints its rows, steps an
   decision, and an exact McNemar test on the paired (item, trial) outcomes.
 
 Every run is resumable (same names, same ``--out``). ``--smoke``: 1 item, 2 trees, 2 rows, 1 step,
-16-token replies (without the training extras only the data phase runs, and says so).
+16-token replies; a bare ``--smoke`` runs only the data phase (under a minute: the training
+phases take minutes), ``--smoke --phases all`` every phase in the tiny setting (without the training extras
+only the data phase runs, and says so).
 
     .venv/bin/python benchmarks/data_value.py [--out runs/data-value] [--data noisy] [--steps 12]
 """
@@ -268,7 +270,8 @@ def extras_missing() -> str | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="store folder (runs/data-value)")
-    parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated, of " + ", ".join(PHASES))
+    parser.add_argument("--phases", default=None,
+                        help="comma-separated, of " + ", ".join(PHASES) + " or all (default all; --smoke: data)")
     parser.add_argument("--data", choices=tuple(DATA_AGENTS), default="trace")
     parser.add_argument("--trees", type=int, default=48, help="generated trees (one seed each, from 0)")
     parser.add_argument("--steps", type=int, default=4, help="optimizer steps of --batch-size rows (4)")
@@ -290,6 +293,10 @@ def main() -> int:
         args.trees, args.steps, args.rows, args.batch_size = 2, 1, 2, 1
         args.max_decisions, args.max_tokens = 3, 16
     args.out = (args.out or Path("runs") / ("data-value-smoke" if args.smoke else "data-value")).resolve()
+    if args.phases is None:
+        args.phases = "data" if args.smoke else "all"
+    if args.phases == "all":
+        args.phases = ",".join(PHASES)
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
     unknown = set(phases) - set(PHASES)
     if unknown:

@@ -2,6 +2,7 @@
 
     python benchmarks/record_baseline.py OUT.json [--episodes 2] [--seed 0]
     python benchmarks/record_baseline.py OUT.json --compare BEFORE.json
+    python benchmarks/record_baseline.py --smoke       # one preset; prints, writes no file
 
 Each preset runs with the trace agent (JUDGE stages: the accept-all judge, ``--judge none``)
 through the public front door when it exists, in one process, into a throwaway store. Keys
@@ -90,12 +91,15 @@ def first_differences(a: Any, b: Any, path: str = "", limit: int = 5) -> list[st
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("output", type=Path)
+    parser.add_argument("output", type=Path, nargs="?", default=None,
+                        help="where to write the JSON (required unless --smoke)")
     parser.add_argument("--episodes", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compare", type=Path, default=None, help="baseline JSON to compare to")
     parser.add_argument("--smoke", action="store_true", help="a tiny setting, for the test suite")
     args = parser.parse_args()
+    if args.output is None and not args.smoke:
+        parser.error("the output JSON path is required (or --smoke)")
     if args.smoke:
         args.episodes = 1
     result: dict[str, Any] = {}
@@ -105,8 +109,9 @@ def main() -> int:
             result[preset] = strip_timings(records)
             statuses = [r["status"] for r in records]
             print(f"{preset:24s} {statuses}", flush=True)
-    args.output.write_text(json.dumps(result, indent=1, sort_keys=True))
-    print(f"wrote {args.output}")
+    if args.output is not None:
+        args.output.write_text(json.dumps(result, indent=1, sort_keys=True))
+        print(f"wrote {args.output}")
     if args.compare is None:
         return 0
     before = json.loads(args.compare.read_text())
