@@ -7,7 +7,8 @@ Candidates are selected with the predecessor's scores (:mod:`magma_core.store.sc
 :mod:`.run_jsonl` writes a run's episodes or decision steps as JSON Lines (``magma runs export``).
 """
 
-from magma_core.export.plugins import Exporter, ExporterError, available_formats, get_exporter
+from magma_core.export.exporter import Exporter, ExporterError
+from magma_core.export.plugins import available_formats, get_exporter
 from magma_core.export.rows import Candidate, ExportForest, Situation
 from magma_core.export.sources import SourceError, load_forest
 from magma_core.export.writers import FORMATS, ExportReport, ExportSettings, write_export

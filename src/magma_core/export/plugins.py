@@ -14,70 +14,21 @@ uninstalled checkout still exports).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
-from typing import Any
 
-from magma_core import __version__
-from magma_core.export.rows import ExportForest
+from magma_core.export import builtin_formats
+from magma_core.export.exporter import Exporter, ExporterError, RowsFn, WriteFn, producer_of
+
+__all__ = ["ENTRY_POINT_GROUP", "Exporter", "ExporterError", "RowsFn", "WriteFn", "available_formats",
+           "get_exporter", "producer_of"]
 
 ENTRY_POINT_GROUP = "magma.export"
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$")
 
-#: ``(forest, settings, refused) -> [(group, row)]``: the rows of an export, each tagged with its
-#: split group (a tree); a row left out for a reason goes to ``refused`` as ``"id: reason"``.
-RowsFn = Callable[[ExportForest, Any, list[str]], list[tuple[str, dict[str, Any]]]]
-#: ``(output folder, {split: rows}) -> written files``; None writes ``STEM_SPLIT.jsonl`` files.
-WriteFn = Callable[[Path, dict[str, list[dict[str, Any]]]], list[Path]]
-
-
-class ExporterError(ValueError):
-    """An unknown, broken or incompatible exporter (one-line message)."""
-
-
-@dataclass(frozen=True)
-class Exporter:
-    """A dataset renderer: ``rows`` turns a forest into rows, ``write`` (optional) writes them.
-
-    ``agent_ids``: the producer agent ids it accepts (empty: any); ``agent_versions``: a PEP 440
-    specifier their version must meet (None: any)."""
-
-    name: str
-    rows: RowsFn
-    stem: str = ""
-    write: WriteFn | None = None
-    agent_ids: tuple[str, ...] = ()
-    agent_versions: str | None = None
-    description: str = ""
-    #: ``(forest, settings) -> why there are no rows`` (shown when an export writes none)
-    explain_empty: Callable[[ExportForest, Any], str] | None = None
-
-    def check_producer(self, agent_id: str | None, agent_version: str | None) -> str | None:
-        """Why a source produced by ``agent_id`` at ``agent_version`` cannot be exported with
-        this exporter (None when it can)."""
-        if self.agent_ids and agent_id not in self.agent_ids:
-            return (f"exporter {self.name} accepts data produced by {', '.join(self.agent_ids)}, "
-                    f"not by {agent_id or 'an unknown agent'}")
-        if self.agent_versions:
-            from packaging.specifiers import InvalidSpecifier, SpecifierSet
-            from packaging.version import InvalidVersion, Version
-
-            try:
-                ok = agent_version is not None and Version(agent_version) in SpecifierSet(self.agent_versions)
-            except (InvalidSpecifier, InvalidVersion):
-                ok = False
-            if not ok:
-                return (f"exporter {self.name} accepts {agent_id or 'agent'} versions {self.agent_versions}, "
-                        f"the source was produced by version {agent_version or 'unknown'}")
-        return None
-
 
 def _builtin() -> dict[str, Exporter]:
-    from magma_core.export import builtin_formats as b
-
-    return {e.name: e for e in (b.chat_jsonl(), b.preference_jsonl(), b.hf())}
+    formats = (builtin_formats.chat_jsonl(), builtin_formats.preference_jsonl(), builtin_formats.hf())
+    return {e.name: e for e in formats}
 
 
 def _entry_points() -> dict[str, list[metadata.EntryPoint]]:
@@ -117,23 +68,3 @@ def get_exporter(name: str) -> Exporter:
     if exporter.name != name:
         raise ExporterError(f"exporter registered as {name!r} calls itself {exporter.name!r}")
     return exporter
-
-
-#: agent specs (``magma run/gen --agent``) -> the agent id their built-in agent reports
-_SPEC_IDS = (("noisy-trace", "magma.noisy_trace"), ("trace", "magma.trace"),
-             ("openai:", "magma.openai_chat"))
-
-
-def producer_of(source: dict[str, Any]) -> tuple[str | None, str | None]:
-    """``(agent_id, agent_version)`` of the agent that produced a source: the ``producer`` its
-    config records, else the built-in agent its ``agent`` spec names (at this version of MAGMA);
-    ``(None, None)`` for a remote agent that recorded nothing."""
-    config = source.get("config") or {}
-    producer = config.get("producer") if isinstance(config.get("producer"), dict) else None
-    if producer and producer.get("agent_id"):
-        return str(producer["agent_id"]), str(producer.get("agent_version") or "") or None
-    spec = str(config.get("agent") or "")
-    for prefix, agent_id in _SPEC_IDS:
-        if spec == prefix or spec.startswith(prefix if prefix.endswith(":") else prefix + ":"):
-            return agent_id, __version__
-    return None, None
