@@ -9,8 +9,9 @@
 
 It checks everything first (target, judge, agent, store, the settings a resumed generation
 must keep, ``ray`` against a generation grown without it), then grows the trees not yet
-finished: here, in one engine through :func:`grow_here`, or one tree per unit of work on Ray
-(:mod:`magma_core.gen.ray_trees`), whose actors call :func:`grow_here` too.
+finished: here, in one engine through :func:`~magma_core.gen.growing.grow_here`, or one tree
+per unit of work on Ray (:mod:`magma_core.gen.ray_trees`), whose actors call the same
+:mod:`~magma_core.gen.growing` steps (below both, so neither imports the other back).
 """
 
 from __future__ import annotations
@@ -21,29 +22,18 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from magma_core.gen.assembly import GenParts, prepare_generation
+from magma_core.gen.assembly import GenParts
 from magma_core.gen.budget_check import budget_warning
-from magma_core.gen.generator import Generator, GenSettings
+from magma_core.gen.growing import grow_here, prepare
+from magma_core.gen.ray_trees import GrownTree, TreeJob, store_tree, tree_budget
 from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
-from magma_core.runs.agent_requests import AgentOutage, Pacing
+from magma_core.runs.agent_requests import AgentOutage
 from magma_core.runs.assembly import open_executor
 from magma_core.runs.events import Listener, no_listener
 from magma_core.runs.placement import Seat, place
-from magma_core.simulation.executor.engine import Engine
 from magma_core.store import GenerationStore, open_generation_store
 from magma_core.store import scores as sc
 from magma_core.user_error import UserError
-
-
-def prepare(spec: GenSpec) -> GenParts:
-    """Build and check the generation's tasks, judge and agent (see
-    :func:`~magma_core.gen.assembly.prepare_generation`)."""
-    return prepare_generation(
-        spec.target, spec.agent, judge=spec.judge, seed=spec.seed, trees=spec.trees,
-        randomized=spec.randomized, agent_options=spec.agent_options,
-        agent_timeout=spec.agent_timeout, target_args=spec.target_args, skills=spec.skills,
-        user=spec.user,
-    )
 
 
 def generate(spec: GenSpec, listener: Listener | None = None) -> GenResult:
@@ -113,8 +103,6 @@ class TreeWork:
         return self.spec.pacing.concurrency
 
     def plan(self, slots: int) -> GenPlan:
-        from magma_core.gen.ray_trees import tree_budget
-
         settings, ray = self.spec.settings(), self.spec.ray is not None
         budget = tree_budget(settings.max_nodes, settings.trees) if ray else settings.max_nodes
         return GenPlan(self.name, settings, slots, self.spec.randomized, ray, budget)
@@ -140,28 +128,13 @@ class TreeWork:
     def worker_job(self, workers: int, units: Sequence[Hashable]) -> tuple[Any, Callable[..., None]]:
         raise UserError("magma gen grows its trees here or on Ray, not in worker processes")
 
-    def actor_job(self, seat: Seat) -> Any:
-        from magma_core.gen.ray_trees import TreeJob
-
+    def actor_job(self, seat: Seat) -> TreeJob:
         pacing = dataclasses.replace(self.spec.pacing, concurrency=seat.concurrency)
         return TreeJob(dataclasses.replace(self.spec, pacing=pacing, ray=None))
 
-    def on_result(self, tree: Any, grown: Any) -> None:
-        from magma_core.gen.ray_trees import store_tree
-
+    def on_result(self, tree: int, grown: GrownTree) -> None:
         store_tree(self.store, self.name, tree, grown)
         self.listener("tree", tree, grown)
-
-
-def grow_here(parts: GenParts, executor: Engine, store: GenerationStore, name: str,
-              settings: GenSettings, pacing: Pacing, listener: Listener | None = None, *,
-              coaching: Any = None) -> dict[str, Any]:
-    """Grow generation ``name``'s trees in this process on ``executor``: THE path from a
-    generation to the generator, for ``magma gen``, Python callers and each Ray actor's
-    tree (``coaching``: a :class:`~magma_core.gen.coaching.CoachingSettings`). Raises
-    :class:`AgentOutage` (what is stored stays)."""
-    return Generator(parts.task, parts.agent, executor, store, name, settings,
-                     listener=listener, trees=parts.trees, pacing=pacing, coaching=coaching).run()
 
 
 def _open_generation(spec: GenSpec, store: GenerationStore, name: str) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """``magma gen --ray``: generation trees grown in engine actors on a Ray cluster.
 
 The unit of work is one tree. Each actor builds its generation from the ``GenSpec`` as
-``magma gen`` does (:func:`~magma_core.gen.entry.prepare`, one engine of ``slots`` slots) and, for
+``magma gen`` does (:func:`~magma_core.gen.growing.prepare`, one engine of ``slots`` slots) and, for
 each tree the driver hands it (:func:`~magma_core.runs.ray_driver.drive_units`), runs the
-same :func:`~magma_core.gen.entry.grow_here` as ``magma gen`` for that one tree (seed ``seed + t``, node
+same :func:`~magma_core.gen.growing.grow_here` as ``magma gen`` for that one tree (seed ``seed + t``, node
 budget ``ceil(M / T)``) against a private store on a temporary SQLite file, then sends the
 tree's rows back (:class:`~magma_core.gen.entry.TreeWork` places them through
 :func:`magma_core.runs.placement.place`). The driver alone writes them into the real store, one tree per transaction,
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.gen.assembly import GenParts
-from magma_core.gen.entry import grow_here, prepare
+from magma_core.gen.growing import grow_here, prepare
 from magma_core.gen.spec import GenSpec
 from magma_core.runs.assembly import open_executor
 from magma_core.runs.ray_actors import Channel

@@ -1,11 +1,11 @@
-"""The coach interface, the request a coach is shown, and ``--coach SPEC``.
+"""The request a coach is shown, and ``--coach SPEC``.
 
-A coach is a plain object with ``name`` and ``coach(request, context) -> CoachReply``: it
-receives a :class:`~magma_core.protocol.coaching.CoachingRequest` (the stage trajectory, the
-terminal feedback, the reinjection points; ``target_step_id`` set when exactly one decision is
-diagnosable) and answers a :class:`~magma_core.protocol.coaching.CoachingResponse` plus the raw
-text it got (a model's reply, an HTTP body) for the store. A coach never raises on a bad
-answer: :func:`ask_coach` turns any exception or invalid answer into an ``error`` reply.
+:func:`build_request` turns a failed stage's trajectory into a
+:class:`~magma_core.protocol.coaching.CoachingRequest` (the stage trajectory, the terminal
+feedback, the reinjection points; ``target_step_id`` and a deterministic diagnosis when exactly
+one decision is diagnosable); :func:`build_coach` makes the coach a spec names. What a coach is
+(:class:`Coach`, :class:`CoachReply`) and how it is asked (:func:`ask_coach`, which never lets a
+bad answer raise) live below in :mod:`.coach_protocol`, re-exported here.
 
 Specs: ``trace`` (:mod:`.trace_coach`), ``openai:MODEL[@BASE_URL]`` (:mod:`.model_coach`),
 ``http://HOST:PORT`` (:mod:`.http_coach`).
@@ -13,49 +13,32 @@ Specs: ``trace`` (:mod:`.trace_coach`), ``openai:MODEL[@BASE_URL]`` (:mod:`.mode
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from pydantic import ValidationError
-
+from magma_core.gen.coaching.coach_protocol import (
+    Coach,
+    CoachContext,
+    CoachReply,
+    abandon,
+    ask_coach,
+    error_reply,
+    parse_response,
+)
+from magma_core.gen.coaching.http_coach import HttpCoach
+from magma_core.gen.coaching.model_coach import ModelCoach
 from magma_core.gen.coaching.opportunities import KIND, Trajectory
+from magma_core.gen.coaching.trace_coach import TraceCoach
 from magma_core.protocol.coaching import (
     CoachingDiagnosis,
     CoachingRequest,
-    CoachingResponse,
     CoachingStage,
     CoachingStep,
     ReinjectionPoint,
 )
 from magma_core.user_error import UserError
 
-
-@dataclass
-class CoachContext:
-    """What the generator knows beside the request: the tree, its task's stage objects and
-    its reference trace in the vocabulary the agent sees (None: the task has none)."""
-
-    tree: int
-    stages: list[Any]
-    reference: Any = None
-
-
-@dataclass
-class CoachReply:
-    """A coach's answer and the raw text it was parsed from."""
-
-    response: CoachingResponse
-    raw: str = ""
-    notes: dict[str, Any] = field(default_factory=dict)
-
-
-class Coach(Protocol):
-    name: str
-
-    def coach(self, request: CoachingRequest, context: CoachContext) -> CoachReply: ...
-
-    def close(self) -> None: ...
+__all__ = ["Coach", "CoachContext", "CoachReply", "abandon", "ask_coach", "build_coach", "build_request",
+           "deterministic_diagnosis", "error_reply", "parse_response", "terminal_feedback"]
 
 
 def build_request(run_id: str, request_id: str, event: str, trajectory: Trajectory,
@@ -123,58 +106,15 @@ def _summary(execution: dict[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
-def ask_coach(coach: Any, request: CoachingRequest, context: CoachContext) -> CoachReply:
-    """``coach.coach(request, context)``, checked; any exception or invalid answer becomes an
-    ``error`` reply that keeps what was received."""
-    try:
-        reply = coach.coach(request, context)
-        reply.response.validate_request(request)
-        return reply
-    except (ValidationError, ValueError) as exc:
-        raw = getattr(exc, "raw", "")
-        return error_reply(request, f"invalid coaching answer: {_first_line(exc)}", raw)
-    except Exception as exc:  # a coach's bug or transport trouble never stops a generation
-        return error_reply(request, f"{type(exc).__name__}: {_first_line(exc)}", getattr(exc, "raw", ""))
-
-
-def error_reply(request: CoachingRequest, reason: str, raw: str = "") -> CoachReply:
-    return CoachReply(CoachingResponse(request_id=request.request_id, status="error",
-                                       reason=reason[:2000] or "error"), raw=raw)
-
-
-def abandon(request: CoachingRequest, reason: str) -> CoachReply:
-    return CoachReply(CoachingResponse(request_id=request.request_id, status="abandoned", reason=reason))
-
-
-def parse_response(text: str, request: CoachingRequest) -> CoachingResponse:
-    """A :class:`CoachingResponse` from JSON text; ``ValueError`` (with ``raw``) if it is not one."""
-    try:
-        return CoachingResponse.model_validate(json.loads(text)).validate_request(request)
-    except (ValueError, ValidationError) as exc:
-        error = ValueError(f"not a coaching response: {_first_line(exc)}")
-        error.raw = text  # type: ignore[attr-defined]
-        raise error from None
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
-
-
-def build_coach(spec: str, options: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+def build_coach(spec: str, options: dict[str, Any] | None = None, timeout: float | None = None) -> Coach:
     """The coach of ``--coach SPEC``; a bad spec is a :class:`UserError`."""
     if spec == "trace":
-        from magma_core.gen.coaching.trace_coach import TraceCoach
-
         if options:
             raise UserError("coach options apply to an openai:MODEL coach, not to the trace coach")
         return TraceCoach()
     if spec.startswith("openai:"):
-        from magma_core.gen.coaching.model_coach import ModelCoach
-
         return ModelCoach.from_spec(spec, options or {}, timeout)
     if spec.startswith(("http://", "https://")):
-        from magma_core.gen.coaching.http_coach import HttpCoach
-
         if options:
             raise UserError("coach options apply to an openai:MODEL coach, not to an http:// coach")
         return HttpCoach(spec, timeout=timeout)

@@ -13,7 +13,12 @@ from typing import Any
 
 import httpx
 
-from magma_core.gen.coaching.coaches import CoachContext, CoachReply, error_reply, parse_response
+from magma_core.gen.coaching.coach_protocol import (
+    CoachContext,
+    CoachReply,
+    error_reply,
+    parse_response,
+)
 from magma_core.protocol.coaching import CoachingRequest, CoachingSessionConfig
 
 DEFAULT_TIMEOUT_S = 360.0  # the predecessor's coaching timeout

@@ -20,7 +20,7 @@ from typing import Any
 from magma_core.agents.backends import chat_client
 from magma_core.agents.chat_client import ChatError
 from magma_core.agents.spec import AgentSpecError, parse_spec
-from magma_core.gen.coaching.coaches import CoachContext, CoachReply, abandon, error_reply
+from magma_core.gen.coaching.coach_protocol import CoachContext, CoachReply, abandon, error_reply
 from magma_core.protocol.agent import AgentDecision
 from magma_core.protocol.coaching import (
     CoachingDiagnosis,

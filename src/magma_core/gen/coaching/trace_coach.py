@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from magma_core.gen.coaching.coaches import CoachContext, CoachReply, abandon
+from magma_core.gen.coaching.coach_protocol import CoachContext, CoachReply, abandon
 from magma_core.protocol.agent import AgentDecision
 from magma_core.protocol.coaching import (
     CoachingDiagnosis,
