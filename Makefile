@@ -13,7 +13,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: llama-server serve-model test-rl data-value learning-curve venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
+.PHONY: test-bridges test-bridge-inspect test-bridge-openenv test-bridge-lerobot llama-server serve-model test-rl data-value learning-curve venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -193,6 +193,10 @@ learning-curve: $(RL_STAMP)
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium
 	MAGMA_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:randomly tests/view/test_browser.py tests/view/test_bench_gen_pages.py
+
+# Bridges to the tools users already work in (opt-in; each in a venv of its own, since their
+# pins collide with ours or with each other): Inspect AI, OpenEnv, LeRobot. Guides: docs/guides/.
+test-bridges: test-bridge-inspect test-bridge-openenv test-bridge-lerobot
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -26,161 +26,41 @@ store in one transaction (run ``NAME``, episodes numbered in the order rollouts 
 reward (:mod:`magma_core.rl.rewards`) and its group under ``rl``: ``magma view`` and ``magma
 export`` read training rollouts as any run. A killed trainer loses only rollouts in flight;
 a new ``TrainingEnv`` with the same name goes on numbering after the stored ones.
+
+The environment owns the engine, the free slots and the store; the handles a trainer holds
+(:class:`Group`, :class:`Rollout`, :class:`Observation`, :class:`StepResult`) are in
+:mod:`magma_core.rl.rollouts`, a group's start is made by :mod:`magma_core.rl.group_starts`,
+and ``astep`` calls are gathered into one step by :mod:`magma_core.rl.step_batching`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from magma_core.rl.chat import ChatSession
 from magma_core.rl.digest import world_digest
+from magma_core.rl.group_starts import start_snapshot
 from magma_core.rl.rewards import Reward, RewardFn, score
+from magma_core.rl.rollouts import Group, Observation, Rollout, StepResult
+from magma_core.rl.step_batching import StepBatcher
 from magma_core.rl.tasks import TaskItem, TaskSource
 from magma_core.runs import AgentOutage, LoopLimits
 from magma_core.runs.assembly import build_judge, check_task, open_executor
-from magma_core.runs.loop import build_input, initial_memory
+from magma_core.runs.loop import build_input
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.store import STORE_FILE, RunStore, episode_rows, episode_summary, open_store
 from magma_core.user_error import UserError
 
+__all__ = ["TRUNCATED", "Group", "Observation", "Rollout", "StepResult", "TrainingEnv"]
+
 TRUNCATED = "truncated"  # ended by the trainer
-
-
-@dataclass
-class Observation:
-    """What a rollout's model sees first: the opening chat ``messages`` (system message first)
-    and the ``tools`` (function schemas); ``digest``: the slot's world state at the start."""
-
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    digest: str
-
-
-@dataclass
-class StepResult:
-    """The environment's answer to one assistant message: the reply ``messages`` (tool
-    results and the next instruction, as ``tool``/``user`` messages), the ``reward`` (0.0 until
-    the step that ends the rollout), ``done``, and ``info`` (``status``, ``stage_index``,
-    ``num_stages``, ``calls``, ``decision_error``; when done ``episode``, ``reward_terms``)."""
-
-    messages: list[dict[str, Any]]
-    reward: float
-    done: bool
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-class Rollout:
-    """One rollout of a group (see the module doc); made by :meth:`TrainingEnv.group`."""
-
-    def __init__(self, group: Group, index: int) -> None:
-        self.group = group
-        self.index = index
-        self.slot: int | None = None
-        self.session = ChatSession()
-        self.done = True  # until reset
-        self.reward = 0.0
-        self.record: dict[str, Any] | None = None  # the stored record, once done
-        self.episode: int | None = None  # its index in the run store, once done
-        self.digest = ""
-        self._decisions = 0
-        self._idle = 0
-        self._text_only = False
-        self._memory: dict[str, Any] = {}
-        self._agent_steps: list[dict[str, Any]] = []
-        self._asked = 0.0
-
-    @property
-    def env(self) -> TrainingEnv:
-        return self.group.env
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The whole conversation so far (system message first)."""
-        return self.session.messages
-
-    @property
-    def tools(self) -> list[dict[str, Any]]:
-        return self.session.tools
-
-    def reset(self) -> Observation:
-        """(Re)start this rollout from its group's start (a running one is ended first)."""
-        return self.env._reset([self])[0]
-
-    def step(self, message: Any) -> StepResult:
-        """Execute the decision of ``message`` (an OpenAI assistant message, or raw text)."""
-        return self.env.step({self: message})[self]
-
-    async def astep(self, message: Any) -> StepResult:
-        """:meth:`step` for trainers that generate concurrently: steps of rollouts that arrive
-        in the same event-loop turn are executed together."""
-        return await self.env._batcher().step(self, message)
-
-    def end(self, reason: str = "ended by the trainer") -> None:
-        """End a running rollout now (status ``truncated``) and store it."""
-        self.env._end(self, reason)
-
-    def message_for(self, decision: Decision) -> dict[str, Any]:
-        """The assistant message making ``decision`` here (for scripted policies)."""
-        return self.session.message_for(decision)
-
-
-class Group:
-    """G rollouts that start from one snapshot of ``item``'s situation."""
-
-    def __init__(self, env: TrainingEnv, number: int, item: TaskItem, snapshot: Any, size: int) -> None:
-        self.env = env
-        self.number = number
-        self.item = item
-        self.snapshot = snapshot
-        self.rollouts = [Rollout(self, i) for i in range(size)]
-
-    def __len__(self) -> int:
-        return len(self.rollouts)
-
-    def __getitem__(self, index: int) -> Rollout:
-        return self.rollouts[index]
-
-    @property
-    def done(self) -> bool:
-        return all(r.done for r in self.rollouts)
-
-    @property
-    def digests(self) -> list[str]:
-        return [r.digest for r in self.rollouts]
-
-    def reset(self) -> list[Observation]:
-        """Start every rollout (see :meth:`Rollout.reset`)."""
-        return self.env._reset(self.rollouts)
-
-    def step(self, messages: Sequence[Any]) -> list[StepResult | None]:
-        """Step the running rollouts with their message (None: skip), in one submit."""
-        if len(messages) != len(self.rollouts):
-            raise ValueError(f"{len(messages)} messages for a group of {len(self.rollouts)}")
-        pairs = {r: m for r, m in zip(self.rollouts, messages, strict=True) if m is not None and not r.done}
-        results = self.env.step(pairs)
-        return [results.get(r) for r in self.rollouts]
-
-    async def astep(self, messages: Sequence[Any]) -> list[StepResult | None]:
-        """:meth:`step` from a coroutine (executed with whatever else arrives with it)."""
-        pairs = [(r, m) for r, m in zip(self.rollouts, messages, strict=True) if m is not None and not r.done]
-        results = dict(zip([r for r, _ in pairs], await asyncio.gather(*(r.astep(m) for r, m in pairs)), strict=True))
-        return [results.get(r) for r in self.rollouts]
-
-    def close(self) -> None:
-        """End the rollouts still running (stored as ``truncated``)."""
-        for rollout in self.rollouts:
-            if not rollout.done:
-                rollout.end("the group was closed")
 
 
 class TrainingEnv:
@@ -212,7 +92,7 @@ class TrainingEnv:
         self._free = deque(range(slots))
         self._running: dict[int, Rollout] = {}
         self._groups = 0
-        self._async: _Batcher | None = None
+        self._async: StepBatcher | None = None
         # Rollouts may end in the async path's worker thread: every use of the store is under
         # ``_lock``, so one connection serves both threads.
         self.store = RunStore(_store_file(out), check_same_thread=False) if store else None
@@ -246,7 +126,7 @@ class TrainingEnv:
             if self._free:  # made now, so a bad item fails here; else at the first reset
                 slot = self._acquire()
                 try:
-                    snapshot = self._start_snapshot(item, slot)
+                    snapshot = start_snapshot(self.executor, item, slot)
                 finally:
                     self._free.appendleft(slot)
             self._groups += 1
@@ -259,57 +139,12 @@ class TrainingEnv:
         with self._lock:
             slot = self._acquire()
             try:
-                snapshot = self._start_snapshot(item, slot)
+                snapshot = start_snapshot(self.executor, item, slot)
                 self.executor.restore(slot, snapshot)
                 turn = ChatSession().open(build_input(slot, self.executor.agent_view(slot), dict(snapshot.memory)))
                 return Observation(turn.messages, turn.tools, world_digest(self.engine.sim.save_slot(slot).state))
             finally:
                 self._free.appendleft(slot)
-
-    def _start_snapshot(self, item: TaskItem, slot: int) -> Any:
-        """The group start of ``item``, made in ``slot`` (which it leaves in any state)."""
-        start = item.start
-        if start is not None and start.snapshot is not None:
-            try:
-                snapshot = self.executor.snapshot_from_bytes(start.snapshot, item.task, item.vocabulary)
-            except (TypeError, ValueError, KeyError) as exc:
-                raise UserError(f"{start.origin}: its snapshot cannot be restored: {exc}") from None
-            return dataclasses.replace(snapshot, memory=start.memory) if start.memory else snapshot
-        self.executor.set_vocabulary(slot, item.vocabulary)
-        try:
-            self.executor.reset_slot(slot, item.seed, task=item.task)
-        except ValueError as exc:
-            raise UserError(f"{item.id}: {exc}") from None
-        memory = initial_memory(item.task)
-        if item.vocabulary is not None:
-            memory = item.vocabulary.to_public_value(memory)
-        if start is not None:
-            memory = self._replay(slot, item, memory)
-        return self.executor.snapshot(slot, memory)
-
-    def _replay(self, slot: int, item: TaskItem, memory: dict[str, Any]) -> dict[str, Any]:
-        """Replay a stored start's decisions in ``slot``; the memory then holds the
-        conversation they make (so the model sees the episode so far)."""
-        start = item.start
-        assert start is not None
-        session = ChatSession()
-        session.open(build_input(slot, self.executor.agent_view(slot), memory))
-        for i, decision in enumerate(start.replay):
-            if isinstance(decision, Decision):
-                session.absorb(decision)
-            outcome = self.executor.submit({slot: decision})[slot]
-            expected = start.expected[i] if i < len(start.expected) else None
-            if expected is not None and outcome.status != expected:
-                raise UserError(f"{start.origin}: replaying decision {i} gave status {outcome.status!r}, "
-                                f"the store has {expected!r}")
-            if self.executor.status(slot) != "running":
-                raise UserError(f"{start.origin}: the episode is over after decision {i}: nothing to start from")
-            session.next_input(build_input(slot, self.executor.agent_view(slot), memory))
-        history = session.history
-        # The last input is asked again when a rollout opens: leave it out of the history.
-        while history and history[-1].get("role") != "assistant":
-            history = history[:-1]
-        return {**memory, "history": history}
 
     # -- rollouts ------------------------------------------------------------------------------
     def _acquire(self) -> int:
@@ -327,7 +162,7 @@ class TrainingEnv:
                 slot = self._acquire()
                 try:
                     if rollout.group.snapshot is None:
-                        rollout.group.snapshot = self._start_snapshot(rollout.group.item, slot)
+                        rollout.group.snapshot = start_snapshot(self.executor, rollout.group.item, slot)
                     snapshot = rollout.group.snapshot
                     self.executor.restore(slot, snapshot)
                 except BaseException:
@@ -439,9 +274,9 @@ class TrainingEnv:
         self._free.append(slot)
 
     # -- async -------------------------------------------------------------------------------
-    def _batcher(self) -> _Batcher:
+    def _batcher(self) -> StepBatcher:
         if self._async is None:
-            self._async = _Batcher(self)
+            self._async = StepBatcher(self)
         return self._async
 
     def close(self) -> None:
@@ -467,34 +302,3 @@ def _store_file(out: str | Path) -> Path:
     return path
 
 
-class _Batcher:
-    """Gathers the ``astep`` calls of one event-loop turn into one :meth:`TrainingEnv.step`,
-    run in a worker thread so the loop goes on (generating other rollouts) meanwhile."""
-
-    def __init__(self, env: TrainingEnv) -> None:
-        self.env = env
-        self.pending: dict[Rollout, tuple[Any, asyncio.Future]] = {}
-        self.scheduled = False
-
-    async def step(self, rollout: Rollout, message: Any) -> StepResult:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-        self.pending[rollout] = (message, future)
-        if not self.scheduled:
-            self.scheduled = True
-            loop.call_soon(lambda: loop.create_task(self._flush()))
-        return await future
-
-    async def _flush(self) -> None:
-        self.scheduled = False
-        batch, self.pending = self.pending, {}
-        try:
-            results = await asyncio.to_thread(self.env.step, {r: m for r, (m, _) in batch.items()})
-        except BaseException as exc:  # noqa: BLE001 - handed to every waiting step
-            for _, future in batch.values():
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for rollout, (_, future) in batch.items():
-            if not future.done():
-                future.set_result(results[rollout])

@@ -17,7 +17,9 @@ decisions of several slots in the same simulator steps and returns each slot's
         if outcomes[0].next_view.episode_over:
             print(executor.record(0).to_dict()["status"])
 
-The per-decision steps are in ``decision_steps`` (plain functions), tool batches in ``batch``,
+The executor holds the slots and their episodes; one ``submit`` is ``submission``'s, the
+context each slot's task runs in is ``task_contexts``'s. The per-decision steps are in
+``decision_steps`` (plain functions), tool batches in ``batch``,
 stage checks in ``verification``, what the agent sees in ``views``, the motion seam in
 ``motion`` and what the engine needs from a simulator in ``simulator``.
 """
@@ -26,43 +28,29 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from magma_core.simulation.data_structures.verdict import Judge
-from magma_core.simulation.executor.batch import run_batches
 from magma_core.simulation.executor.decision_steps import (
-    UNREAD,
-    DecisionStep,
-    classify,
-    conclude,
     end_episode,
-    fail_with_error,
     failed_start,
-    has_errors,
-    over_outcome,
-    read_world,
-    rebuild_failed,
-    settle,
     start_episodes,
 )
 from magma_core.simulation.executor.motion import MotionDriver, default_motion
-from magma_core.simulation.executor.normalize import normalize_decision
 from magma_core.simulation.executor.records import RUNNING, AgentView, EpisodeRecord, StepOutcome
 from magma_core.simulation.executor.simulator import Simulator
-from magma_core.simulation.executor.skill_state import SkillAPI, SkillSlotState
-from magma_core.simulation.executor.skill_steps import refresh_statuses, submit_with_skills
+from magma_core.simulation.executor.skill_state import SkillSlotState
+from magma_core.simulation.executor.skill_steps import refresh_statuses
 from magma_core.simulation.executor.slots import EngineContext, SlotState
 from magma_core.simulation.executor.snapshots import SlotSnapshot, capture, rebuild
+from magma_core.simulation.executor.submission import submit_decisions
 from magma_core.simulation.executor.task_check import stages_to_run
-from magma_core.simulation.executor.verification import sample_stage_errors, settle_batch
+from magma_core.simulation.executor.task_contexts import TaskContexts, build_context
 from magma_core.simulation.executor.views import build_view, feedback_message
 from magma_core.simulation.tasks import BaseTask
 
 SeedArg = int | Sequence[int] | None
-#: Contexts of other tasks kept for restores (a generation's trees each run their own task).
-TASK_CONTEXTS_KEPT = 64
 
 
 class Executor:
@@ -105,7 +93,7 @@ class Executor:
             raise TypeError(f"Executor needs a BaseTask, got {type(task).__name__}")
         if not isinstance(num_slots, int) or isinstance(num_slots, bool) or num_slots < 1:
             raise ValueError(f"num_slots must be an int >= 1, got {num_slots!r}")
-        stages = stages_to_run(task, judge)
+        stages_to_run(task, judge)  # a task the executor cannot run is refused before the simulator
         self.task = task
         self.num_slots = num_slots
         self.seed = int(seed)
@@ -129,51 +117,17 @@ class Executor:
                 raise ValueError(f"sim has {sim.num_slots} slots, executor wants {num_slots}")
             if motion is None:
                 motion = default_motion(sim)
-            robot_names = self._robot_names(task, sim)
-            # One tool instance per slot, bound to that slot's robots: on CPU every slot is
-            # its own simulator, so ``get_agent`` must answer with the slot's own agent.
-            tools = [
-                _bound_tools(task.Tools_cls, robot_names, sim, slot) for slot in range(num_slots)
-            ]
-            self._ctx = EngineContext(
-                task=task,
-                stages=stages,
-                sim=sim,
-                motion=motion,
-                tools=tools,
-                robot_names=robot_names,
-                tool_descriptions=task.Tools_cls.get_api_description(),
-                judge=judge,
-            )
-            if skills is None:
-                skills = getattr(task, "skills", None)
-            if skills is not None:
-                api = SkillAPI(self._ctx.tool_descriptions, skills)
-                self._ctx.skills = api
-                self._ctx.tool_descriptions = api.descriptions()
+            self._ctx = build_context(task, sim, motion, num_slots, judge, skills)
             self._slots: list[SlotState | None] = [None] * num_slots
             # The context each slot's episode runs in: the executor's task, or the task given
             # to ``reset_slot`` (e.g. generated tasks of one definition, side by side).
             self._slot_ctxs: list[EngineContext] = [self._ctx] * num_slots
-            self._task_ctxs: dict[int, EngineContext] = {}  # other tasks' contexts, for restores
+            self._task_ctxs = TaskContexts(self._ctx)  # other tasks' contexts, for restores
             self.reset()
         except BaseException:
             if owns_sim:
                 sim.close()
             raise
-
-    # -- construction helpers ----------------------------------------------------------------
-    @staticmethod
-    def _robot_names(task: BaseTask, sim: Any) -> list[str]:
-        sim_names = list(getattr(sim, "robot_names", []) or ["robot"])
-        names = task.initialization_parameters.resolve_agent_names(sim_names, task.name)
-        known = task.situation_init.attributes.get("known_robots")
-        if known is not None and list(known) != list(names):
-            raise ValueError(
-                f"Task {task.name!r}: attribute known_robots={known!r} differs from the robot "
-                f"names {names!r}"
-            )
-        return list(names)
 
     # -- public properties -------------------------------------------------------------------
     @property
@@ -253,26 +207,6 @@ class Executor:
         self._check_slot(slot)
         return self._slot_ctxs[slot].task
 
-    def _context_for(self, task: BaseTask) -> EngineContext:
-        """The engine context of another task on this executor's world and tools."""
-        if not isinstance(task, BaseTask):
-            raise TypeError(f"reset_slot needs a BaseTask, got {type(task).__name__}")
-        own = self.task
-        same = (
-            task.maniskill_env_id == own.maniskill_env_id
-            and task.Tools_cls is own.Tools_cls
-            and task.initialization_parameters == own.initialization_parameters
-            and task.tools_constant == own.tools_constant
-        )
-        if not same:
-            raise ValueError(
-                f"Task {task.name!r} cannot run on this executor: its world, env options, "
-                f"tools, tools constant or robots differ from {own.name!r}'s"
-            )
-        stages = stages_to_run(task, self._ctx.judge)
-        self._robot_names(task, self._ctx.sim)
-        return dataclasses.replace(self._ctx, task=task, stages=stages)
-
     def camera_images(self, slot: int) -> dict[str, Any]:
         """Camera name → RGB image (uint8 ``H x W x 3``) of ``slot`` now; ``{}`` without ``render``."""
         images = getattr(self._ctx.sim, "camera_images", None)
@@ -345,18 +279,7 @@ class Executor:
 
     def _ctx_of(self, task: BaseTask | None) -> EngineContext:
         """The engine context of ``task`` (a slot's, a remembered one, or a new one)."""
-        if task is None or task is self.task:
-            return self._ctx
-        for ctx in self._slot_ctxs:
-            if ctx.task is task:
-                return ctx
-        ctx = self._task_ctxs.pop(id(task), None)
-        if ctx is None or ctx.task is not task:
-            ctx = self._context_for(task)
-        self._task_ctxs[id(task)] = ctx  # most recent last; the ctx keeps the task (and id) alive
-        while len(self._task_ctxs) > TASK_CONTEXTS_KEPT:
-            self._task_ctxs.pop(next(iter(self._task_ctxs)))
-        return ctx
+        return self._task_ctxs.of(task, self._slot_ctxs)
 
     def close(self) -> None:
         """Release the simulator (when the executor created it)."""
@@ -377,74 +300,7 @@ class Executor:
         malformed is recorded as such and never raises; scenario exceptions end only their
         slot, with status ``error``.
         """
-        start = time.perf_counter()
-        ctx = self._ctx  # shared by every slot: simulator, motion, tools, robots
-        slot_ctx = self._slot_ctxs  # each slot's task and stages
-        if ctx.skills is not None:
-            return self._submit_with_skills(decisions, start)
-        outcomes: dict[int, StepOutcome] = {}
-        steps: dict[int, DecisionStep] = {}
-        batch_calls = {}
-        for slot, raw in decisions.items():
-            state = self._state(slot)
-            if not state.running:
-                outcomes[slot] = over_outcome(slot_ctx[slot], state)
-                continue
-            step = classify(slot_ctx[slot], state, normalize_decision(raw))
-            steps[slot] = step
-            if step.kind == "batch":
-                batch_calls[slot] = step.decision.calls
-        states = {slot: self._state(slot) for slot in steps}
-        run = run_batches(ctx, states, batch_calls)
-        batches = run.batches
-        obs = run.obs if run.obs is not None or not batches else ctx.sim.observe()
-        # Each batched slot's world, read before any stage boundary reads all slots: a world
-        # hook's fault ends its own episode, not that of a slot entering a stage.
-        worlds = {slot: read_world(states[slot], ctx.sim) for slot in batch_calls}
-        entered: list[int] = []
-        for slot, step in steps.items():
-            step.batch = batches.get(slot)
-            state = states[slot]
-            if not state.running:  # its world hook failed: keep the calls, verify nothing
-                step.calls, step.notes = settle_batch(slot_ctx[slot], state, step.batch)
-                continue
-            try:
-                if settle(slot_ctx[slot], state, step, obs):
-                    entered.append(slot)
-            except Exception as exc:  # scenario code (goal, log check, transition, judge)
-                fail_with_error(state, f"verifying stage {step.stage_index}", exc)
-        for slot in entered:
-            worlds.pop(slot, None)  # its entry transition changed it: read again
-        entered = [s for s in entered if has_errors(slot_ctx[s], states[s])]
-        if entered:
-            raw_obs = ctx.sim.observe()
-            for slot in entered:
-                state = states[slot]
-                try:
-                    sample_stage_errors(slot_ctx[slot], state, raw_obs)
-                except Exception as exc:
-                    fail_with_error(state, f"sampling errors of stage {state.stage_index}", exc)
-        elapsed = time.perf_counter() - start
-        for slot, step in steps.items():
-            outcomes[slot] = conclude(slot_ctx[slot], states[slot], step, elapsed,
-                                      worlds.get(slot, UNREAD))
-        rebuild_failed(self._ctx.sim, self._slots, outcomes)
-        return outcomes
-
-    def _submit_with_skills(self, decisions: Mapping[int, Any], start: float) -> dict[int, StepOutcome]:
-        outcomes: dict[int, StepOutcome] = {}
-        states, normalized = {}, {}
-        for slot, raw in decisions.items():
-            state = self._state(slot)
-            if not state.running:
-                outcomes[slot] = over_outcome(self._slot_ctxs[slot], state)
-                continue
-            states[slot], normalized[slot] = state, normalize_decision(raw)
-        outcomes.update(
-            submit_with_skills(self._ctx, states, normalized, start, self._slot_ctxs)
-        )
-        rebuild_failed(self._ctx.sim, self._slots, {s: outcomes[s] for s in states})
-        return outcomes
+        return submit_decisions(self._ctx, self._slot_ctxs, self._slots, self._state, decisions)
 
     # -- skills ------------------------------------------------------------------------------
     @property
@@ -489,10 +345,3 @@ class Executor:
                     state.skills = SkillSlotState()
                     refresh_statuses(ctx, state)
                 self._slots[slot] = state
-
-
-def _bound_tools(tools_cls: type, robot_names: list[str], sim: Any, slot: int) -> Any:
-    """A ``tools_cls`` instance bound to the robots of ``slot`` (named as the task names them)."""
-    tools = tools_cls()
-    tools.bind_robots(dict(zip(robot_names, sim.robots(slot).values(), strict=True)))
-    return tools
