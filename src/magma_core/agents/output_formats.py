@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.agents._http import clip
-from magma_core.agents.openai_chat import OpenAIChatAgent, ReplyError, _say
+from magma_core.agents.openai_chat import OpenAIChatAgent
+from magma_core.agents.reply_parsing import ReplyError, say_text
 from magma_core.protocol.agent import AgentDecision, AgentInput, AgentToolCall
 from magma_core.user_error import UserError
 
@@ -61,7 +62,7 @@ def parse_json_reply(message: dict[str, Any], names: dict[str, str],
                      robots: list[str]) -> tuple[AgentDecision, dict[str, Any]]:
     """``(decision, assistant message)`` from a reply holding the ``{say, action}`` object;
     :class:`ReplyError` for anything else (see the module)."""
-    text = _say(message)
+    text = say_text(message)
     try:
         data = json.loads(text, strict=False)
     except ValueError as exc:

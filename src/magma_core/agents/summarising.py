@@ -23,8 +23,8 @@ from typing import Any
 from magma_core.agents._http import clip
 from magma_core.agents.base import Candidate
 from magma_core.agents.chat_client import ChatError
-from magma_core.agents.openai_chat import HISTORY_KEY, ReplyError, _say
 from magma_core.agents.output_formats import SUMMARY_KEY, FormattedChatAgent
+from magma_core.agents.reply_parsing import HISTORY_KEY, ReplyError, say_text
 from magma_core.protocol.agent import AgentInput
 
 SUMMARISER_PROMPT = (
@@ -116,7 +116,7 @@ class SummarisingChatAgent(FormattedChatAgent):
             return "", step, f"the summary could not be made: {exc.message}"
         self._record(step, reply.request, reply.raw, reply.usage, reply.latency_s, reply.attempts, reply.attempt_log)
         try:
-            summary = _say(reply.message)
+            summary = say_text(reply.message)
         except ReplyError as exc:
             return "", step, f"the summary could not be made: {exc.message}"
         if not summary:

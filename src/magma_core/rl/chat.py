@@ -3,7 +3,7 @@
 The same pieces as the ``openai:`` agent (:mod:`magma_core.agents.openai_chat`): the system
 message (robots and task attributes, compact style), the tools as function schemas (with the
 enums of the names the task holds), the engine's reports as ``tool`` messages answering the
-last turn's calls, and :func:`~magma_core.agents.openai_chat.parse_message` for the reply. So a
+last turn's calls, and :func:`~magma_core.agents.reply_parsing.parse_message` for the reply. So a
 model trained here sees exactly what ``magma run --agent openai:MODEL`` would show it.
 
 A reply that cannot become a decision (no JSON arguments, an unknown tool, a missing robot,
@@ -21,21 +21,19 @@ from typing import Any
 
 from magma_core.agents._http import clip
 from magma_core.agents.chat_prompt import system_content
-from magma_core.agents.openai_chat import (
-    DEFAULT_SYSTEM_PROMPT,
+from magma_core.agents.openai_chat import DEFAULT_SYSTEM_PROMPT, tool_schemas, turn_messages
+from magma_core.agents.reply_parsing import (
+    RAW_TEXT_IN_ERRORS,
     ReplyError,
     parse_message,
     raw_text,
     read_history,
-    tool_schemas,
-    turn_messages,
 )
 from magma_core.protocol.agent import AgentInput
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.text_safety import safe_value
 
 PROMPT_STYLE = "compact"
-RAW_TEXT_IN_ERRORS = 600
 
 
 @dataclass
