@@ -13,6 +13,10 @@ are a few percent of its wall time); its successes per node are the tree's shape
 caps the successful leaves per tree (K continuations of the last stage, B candidates each),
 and the nodes after the cap go to failing and parked branches.
 
+``K = 2`` runs once more with ``--reuse-scenes`` (each slot keeps its PhysX scene across
+candidates; by default each candidate is restored into a fresh scene, so that the trees are the
+same bytes with any slot count): the ratio of the two wall times is the fresh scenes' cost.
+
 ``--task`` may be a preset or a definition (each tree, and each run episode, then runs its
 seed's task); ``--randomized`` as for ``magma gen``/``magma run``.
 
@@ -29,14 +33,14 @@ from pathlib import Path
 
 
 def gen_once(task_name: str, slots: int, nodes: int, noise: float, trees: int, folder: Path,
-             randomized: bool = False, per_stage: int = 2) -> dict:
+             randomized: bool = False, per_stage: int = 2, fresh: bool = True) -> dict:
     from magma_core.gen import GenerationStore, Generator, GenSettings
     from magma_core.gen.assembly import prepare_generation
     from magma_core.runs.assembly import open_executor
 
     parts = prepare_generation(task_name, f"noisy-trace:{noise}", trees=trees, randomized=randomized)
-    executor = open_executor(parts.task, slots, 0, None, "cpu")
-    store = GenerationStore(folder / f"gen{slots}-{per_stage}.db")
+    executor = open_executor(parts.task, slots, 0, None, "cpu", fresh_scene=fresh)
+    store = GenerationStore(folder / f"gen{slots}-{per_stage}-{fresh}.db")
     store.open_generation("bench", task_name, {})
     settings = GenSettings(branches=2, max_nodes=nodes, trees=trees, max_per_stage=per_stage)
     started = time.perf_counter()
@@ -45,7 +49,8 @@ def gen_once(task_name: str, slots: int, nodes: int, noise: float, trees: int, f
     executor.close()
     store.close()
     snap = summary["snapshot_s"] + summary["restore_s"]
-    return {"what": f"gen K={per_stage}, {slots} slots", "agent": f"noisy-trace:{noise}", "wall_s": wall, "units": summary["candidates"],
+    reused = "" if fresh else ", reused"
+    return {"what": f"gen K={per_stage}, {slots} slots{reused}", "agent": f"noisy-trace:{noise}", "wall_s": wall, "units": summary["candidates"],
             "per_s": summary["candidates"] / wall, "successes": summary["successes"],
             "per_hour": summary["successes"] / wall * 3600, "snapshot_share": snap / wall}
 
@@ -90,11 +95,16 @@ def main() -> None:
             episodes = slots * args.episodes_per_slot
             group = [gen_once(args.task, slots, args.nodes, args.noise, args.trees, Path(tmp),
                               args.randomized, per_stage=k) for k in ((2,) if args.smoke else (2, 10))]
+            group.append(gen_once(args.task, slots, args.nodes, args.noise, args.trees, Path(tmp),
+                                  args.randomized, per_stage=2, fresh=False))
             group += [run_once(args.task, slots, episodes, Path(tmp), args.randomized, agent=agent)
                       for agent in (noisy, "trace")]
             same = next(r for r in group if r["what"].startswith("run") and r["agent"] == noisy)
             for r in group:
                 r["vs_run"] = r["per_hour"] / same["per_hour"] if same["per_hour"] else float("nan")
+            fresh, reused = group[0], group[len(group) - 3]
+            print(f"{slots} slots: fresh scenes / reused scenes, wall time: "
+                  f"{fresh['wall_s'] / reused['wall_s']:.2f}x ({fresh['wall_s']:.1f} s / {reused['wall_s']:.1f} s)")
             rows += group
     print(f"task {args.task}{' randomized' if args.randomized else ''}, gen: {noisy}, B=2, "
           f"M={args.nodes}, T={args.trees}; run: {args.episodes_per_slot} episodes per slot")

@@ -81,7 +81,7 @@ class FakeSim:
     def save_slot(self, slot: int) -> dict[str, Any]:
         return select_slot(self.state, slot)
 
-    def restore_slot(self, slot: int, snapshot: Mapping[str, Any]) -> None:
+    def restore_slot(self, slot: int, snapshot: Mapping[str, Any], *, seed: int | None = None) -> None:
         assign_slot(self.state, slot, snapshot, source_slot=0)
         self.calls.append(f"restore_slot{slot}")
 

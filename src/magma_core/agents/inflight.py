@@ -13,14 +13,19 @@ schedule).
 A request's answer is :meth:`Agent.answer`'s: per input its outputs, or ``NoAnswer`` when the
 agent could not be reached (the caller decides whether and when to send it again). An agent
 that raises gives ``agent_exception`` error outputs: nothing here ends the caller's run.
+
+A request's id is a digest of its inputs (:func:`request_id`), not a random or counted one, so
+the records that carry it (each internal step's id) are the same whatever the order in which
+requests went out; the same inputs sent again (a retry) carry the same id.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import queue
 import threading
 import time
-import uuid
 from collections import deque
 from collections.abc import Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +35,12 @@ from magma_core.agents.base import Agent, Answer, error_output
 from magma_core.protocol.agent import AgentInput, AgentRequest
 
 _CLOSE = None  # the dispatcher's stop sentinel
+
+
+def request_id(inputs: Sequence[AgentInput]) -> str:
+    """The id of a request holding ``inputs``: a digest of them (32 hex characters)."""
+    body = json.dumps([i.model_dump(mode="json") for i in inputs], sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:32]
 
 
 @dataclass
@@ -168,7 +179,8 @@ class InFlightRequests:
         return False
 
     def _exchange(self, batch: list[_Item]) -> None:
-        request = AgentRequest(request_id=uuid.uuid4().hex, inputs=[i.agent_input for i in batch])
+        inputs = [i.agent_input for i in batch]
+        request = AgentRequest(request_id=request_id(inputs), inputs=inputs)
         started = time.perf_counter()
         try:
             answers = self.agent.answer(request)

@@ -19,6 +19,7 @@ from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.cli.ray_option import ray_cluster_from
 from magma_core.cli.run import (
+    add_reuse_scenes_option,
     add_skills_option,
     add_user_option,
     non_negative_float,
@@ -64,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="an openai coach's max_tokens per reply (2000)")
     parser.add_argument("--coach-timeout", type=positive_float, default=None, metavar="SECONDS",
                         help="seconds for each request to an openai or http coach (120 / 360)")
+    add_reuse_scenes_option(parser, "candidate")
     add_agent_options(parser)
     add_config_option(parser)
     add_user_option(parser, "tree")
@@ -99,7 +101,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         agent_timeout=args.agent_timeout, ray=ray_cluster_from(args), coaching=_coaching_settings(args),
         target_args=dict(getattr(args, "ctor_args", {})),
         skills=tuple(args.skills) if args.skills else None,
-        user=args.user,
+        user=args.user, fresh_scenes=not args.reuse_scenes,
     )
 
 

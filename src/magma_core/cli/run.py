@@ -152,12 +152,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def add_reuse_scenes_option(parser: argparse.ArgumentParser) -> None:
-    """``--reuse-scenes``: keep each slot's PhysX scene across episodes (see RunSpec.fresh_scenes)."""
+def add_reuse_scenes_option(parser: argparse.ArgumentParser, unit: str = "episode") -> None:
+    """``--reuse-scenes``: keep each slot's PhysX scene across episodes (see RunSpec.fresh_scenes),
+    or across candidates for ``magma gen`` (``unit``)."""
     parser.add_argument("--reuse-scenes", action="store_true",
-                        help="keep each slot's physics scene across episodes: 30-40 ms less per "
-                        "episode, but stored world states then depend on which slot ran what before "
-                        "(by default every episode starts in a fresh scene: bit-identical worlds)")
+                        help=f"keep each slot's physics scene across {unit}s: 30-40 ms less per "
+                        f"{unit}, but stored world states then depend on which slot ran what before "
+                        f"(by default every {unit} starts in a fresh scene: bit-identical worlds)")
 
 
 def add_user_option(parser: argparse.ArgumentParser, unit: str) -> None:

@@ -22,6 +22,16 @@ from magma_core.simulation.tasks import TaskDefinition, task_from_json
 from magma_core.store import scores as sc
 from magma_core.store.reader import StoreReader
 
+#: Settings of a stored generation or run that place the work (how many slots ran it) and
+#: cannot change a row: left out of the export's sources, so the same command with 1 or 4
+#: slots exports the same bytes. The store keeps them.
+PLACEMENT_SETTINGS = frozenset({"slots"})
+
+
+def _data_config(config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored configuration without its placement settings."""
+    return None if config is None else {k: v for k, v in config.items() if k not in PLACEMENT_SETTINGS}
+
 
 class SourceError(ValueError):
     """No generation or run of that name in the store (one-line message)."""
@@ -42,7 +52,7 @@ def load_forest(store_path: Path, name: str, *, coached: bool = True) -> ExportF
 def _from_generation(store: StoreReader, name: str, generation: dict[str, Any],
                      coached: bool = True) -> ExportForest:
     source: dict[str, Any] = {"kind": "generation", "name": name, "target": generation["target"],
-                              "config": generation["config"]}
+                              "config": _data_config(generation["config"])}
     trees = store.trees(name)
     if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomised generation
         source["trees"] = [_tree_source(t, generation["target"]) for t in trees]
@@ -130,7 +140,7 @@ def _from_run(runs: StoreReader, name: str) -> ExportForest:
         raise SourceError(f"no generation or run named {name!r} in {runs.path}")
     preset = run["preset"]
     forest = ExportForest(sources=[{"kind": "run", "name": name, "target": preset,
-                                    "config": run["config"]}])
+                                    "config": _data_config(run["config"])}])
     bench = (run["config"] or {}).get("bench")
     if bench:  # a benchmark run: each trial's task is its item's, frozen in the suite folder
         tasks = _bench_tasks(runs, bench)

@@ -11,7 +11,8 @@ definition's tree its seed's task, a randomised tree its own vocabulary);
 """
 
 from magma_core.gen.entry import generate
-from magma_core.gen.generator import Generator, GenSettings
+from magma_core.gen.generator import Generator
+from magma_core.gen.settings import GenSettings
 from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
 from magma_core.store.generation_store import GenerationStore
 from magma_core.user_error import UserError

@@ -111,7 +111,7 @@ class TreeWork:
         """Every tree in one engine here; an agent outage is a failure line."""
         spec = self.spec
         executor = open_executor(self.parts.task, spec.slots, spec.seed, self.parts.judge, spec.backend,
-                                 skills=self.parts.skills)
+                                 skills=self.parts.skills, fresh_scene=spec.fresh_scenes)
         try:
             listener("begin", None, self.plan(executor.num_slots))
             try:

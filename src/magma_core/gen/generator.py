@@ -6,15 +6,23 @@ situation (an agent input plus the whole-slot snapshot it resumes, which names t
 and vocabulary) is asked for B candidates; each candidate is executed in a free slot restored
 from its situation's snapshot, and its outcome becomes the next situation with its own
 snapshot. One thread owns the trees, the slots and the store; agent requests go through
-``magma run``'s in-flight pipeline (``runs.agent_requests.SlotPipeline`` and its ``Pacing``),
-keyed by situation, so slots execute while the agent thinks.
+``magma run``'s in-flight pipeline (:class:`~magma_core.runs.agent_requests.SlotPipeline`, paced by
+a :class:`~magma_core.runs.agent_requests.Pacing`: concurrency, batch window, retries of inputs
+that got no answer, outage), keyed by situation, so slots execute while the agent thinks.
 
-Scheduling: open situations are asked breadth-first (depth, then tree, then id) while the node
-budget M allows; ready candidates are executed together, up to one per slot, in the same
-simulator steps. A candidate that finishes a stage continues only while fewer than K
-continuations started from that stage's finishers (optimal ones at once; others are parked and
-released, best first, when nothing else is left). Branches end at task success, at a failed or
-exceeded stage, at an invalid answer, and at ``magma run``'s loop limits (``LoopLimits``).
+Scheduling, in waves (:mod:`magma_core.gen.waves`): every queued situation is asked at once,
+breadth-first (depth, then tree, then id), while the node budget M allows; the answers are
+executed as they come, up to one per slot, in the same simulator steps; when the wave has run,
+its results are stored in (situation, candidate index) order, which gives the ids and queues
+the next wave. So the trees are a function of the command and its seeds, whatever the slot
+count, the answer order or the load. A candidate that finishes a stage continues only while
+fewer than K continuations started from that stage's finishers (optimal ones at once; others
+are parked and released, best first, when nothing else is left: :mod:`magma_core.gen.frontier`).
+Branches end at task success, at a failed or exceeded stage, at an invalid answer, and at
+``magma run``'s loop limits (:class:`~magma_core.runs.limits.LoopLimits`: decisions in a row
+without a tool call on an action stage; the decision cap; :mod:`magma_core.gen.branch_ends`).
+With coaching, the coach's answers are awaited at each wave's end, so its repairs join the
+next wave in a fixed order too.
 
 Every candidate is stored with the situation it led to in one transaction; a killed run loses
 only what was in flight and the same call resumes (see :mod:`magma_core.store.generation_store`).
@@ -22,83 +30,30 @@ only what was in flight and the same call resumes (see :mod:`magma_core.store.ge
 
 from __future__ import annotations
 
-import copy
-import heapq
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from magma_core.agents.base import Agent, error_output
 from magma_core.agents.trace_per_task import TreeTraceAgent
+from magma_core.gen.branch_ends import INVALID
 from magma_core.gen.coaching.manager import CoachingSettings, generator_coaching
+from magma_core.gen.frontier import Frontier, Situation
+from magma_core.gen.resume import resume
+from magma_core.gen.settings import GenSettings
 from magma_core.gen.trees import TreeTask, TreeTasks
+from magma_core.gen.waves import Executed, candidate_row, read_slot
 from magma_core.protocol.agent import AgentInput, AgentOutput
 from magma_core.runs.agent_requests import Pacing, SlotPipeline
 from magma_core.runs.events import Listener, no_listener
-from magma_core.runs.limits import NO_ACTION, LoopLimits
 from magma_core.runs.loop import build_input, initial_memory
-from magma_core.simulation.data_structures import DecisionError, StageState, StageSuccess
 from magma_core.simulation.executor.engine import Engine
 from magma_core.simulation.executor.snapshots import SlotSnapshot
 from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
 from magma_core.store import scores as sc
-from magma_core.store.generation_store import (
-    CLOSED,
-    OPEN,
-    PARKED,
-    CandidateRow,
-    GenerationStore,
-    NewSituation,
-)
+from magma_core.store.generation_store import OPEN, PARKED, GenerationStore, NewSituation
 
-INVALID = "invalid"
-_END_OF = {
-    StageState.OPTIMAL: sc.OPTIMAL,
-    StageState.ACCEPTABLE: sc.SUBOPTIMAL,
-    StageState.UNASSESSED: sc.UNASSESSED,
-}
-
-
-@dataclass
-class GenSettings:
-    """How trees grow. ``branches`` B, ``max_per_stage`` K, ``max_nodes`` M (candidates in
-    all trees), ``trees`` T with seeds ``seed + t``; ``limits``: when a branch ends as an
-    episode of ``magma run`` would (the same :class:`LoopLimits`)."""
-
-    branches: int = 2
-    max_per_stage: int = 10
-    max_nodes: int = 200
-    trees: int = 1
-    seed: int = 0
-    limits: LoopLimits = field(default_factory=LoopLimits)
-    single_output: bool = False  # ask once per candidate (also when the agent says so)
-
-    def shape(self) -> dict[str, Any]:
-        """The settings a resumed generation must keep."""
-        return {"branches": self.branches, "max_per_stage": self.max_per_stage, "seed": self.seed,
-                "max_idle_decisions": self.limits.max_idle_decisions,
-                "max_decisions": self.limits.max_decisions}
-
-
-@dataclass
-class _Situation:
-    id: int
-    tree: int
-    stage: int
-    depth: int
-    idle: int
-    agent_input: dict[str, Any]
-    snapshot: SlotSnapshot | None = None
-    stored: set[int] = field(default_factory=set)  # candidate indices in the store
-    pending: set[int] = field(default_factory=set)  # candidate indices asked, not yet stored
-    queued: bool = False  # waiting in the queue to be asked
-
-
-@dataclass
-class _Ready:
-    situation: int
-    output: AgentOutput
+__all__ = ["INVALID", "GenSettings", "Generator"]
 
 
 class Generator:
@@ -133,16 +88,16 @@ class Generator:
         self.listener = listener or no_listener
         self.timings = {"restore_s": 0.0, "snapshot_s": 0.0, "submit_s": 0.0, "store_s": 0.0,
                         "agent_wait_s": 0.0}
-        self._open: dict[int, _Situation] = {}
-        self._queue: list[tuple[int, int, int]] = []  # (depth, tree, id) not yet asked
-        self._parked: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (tree, stage) -> (rank, id)
-        self._started: dict[tuple[int, int], int] = {}
-        self._ready: deque[_Ready] = deque()
+        self.frontier = Frontier(settings.max_per_stage)
+        self._wave: list[tuple[int, int]] = []  # (situation, candidate index) in the order asked
+        self._arrived: dict[tuple[int, int], Executed] = {}  # answers not yet executed
+        self._done: list[Executed] = []  # the wave's results, not yet stored
         self._tree: dict[int, TreeTask] = {}
         self._text_only: dict[int, list[bool]] = {}  # per tree: its stages' text-only flags
         self._nodes = 0  # candidates stored or in flight
         self.executed = 0
         self.successes = 0
+        self.waves = 0
         self.busy = 0  # slots used by the last batch
         try:
             capabilities = agent.info().capabilities
@@ -161,38 +116,16 @@ class Generator:
         if isinstance(self.agent, TreeTraceAgent):
             self.agent.add_tree(tree, tree_task.reference_trace())
 
-    def _bind(self, node: _Situation) -> None:
+    def _bind(self, node: Situation) -> None:
         if isinstance(self.agent, TreeTraceAgent):
             self.agent.bind(node.id, node.tree)
 
     def _load(self) -> None:
         for t in self.store.trees(self.name):
             self._add_tree(t["tree"], self.trees.load(t["seed"], t["task"], t["vocabulary"]))
-        situations = self.store.situations(self.name)
-        candidates = self.store.candidates(self.name)
-        self._next_situation = max((s.id for s in situations), default=-1) + 1
-        self._next_candidate = max((c.id for c in candidates), default=-1) + 1
-        self._nodes = len(candidates)
-        self.successes = sum(c.episode_status == "success" for c in candidates)
-        stored: dict[int, set[int]] = {}
-        for c in candidates:
-            stored.setdefault(c.situation, set()).add(c.candidate_index)
-        parents = {c.id: c for c in candidates}
-        for s in situations:
-            parent = parents.get(s.parent) if s.parent is not None else None
-            if parent is not None and parent.stage != s.stage and s.status != PARKED:
-                self._started[(s.tree, parent.stage)] = self._started.get((s.tree, parent.stage), 0) + 1
-            if s.status == CLOSED:
-                continue
-            node = _Situation(s.id, s.tree, s.stage, s.depth, s.idle, s.agent_input,
-                              stored=stored.get(s.id, set()))
-            self._bind(node)
-            if s.status == PARKED:
-                self._parked.setdefault((s.tree, parent.stage if parent else s.stage), []).append(
-                    (_rank(parent.end_status if parent else sc.OPTIMAL), s.id))
-                self._open[s.id] = node
-            else:
-                self._enqueue(node)
+        found = resume(self.store, self.name, self.frontier, self._bind)
+        self._next_situation, self._next_candidate = found.next_situation, found.next_candidate
+        self._nodes, self.successes = found.candidates, found.successes
 
     def _plant_trees(self) -> None:
         for tree in range(self.settings.trees):
@@ -206,26 +139,25 @@ class Generator:
             memory = initial_memory(tree_task.task)
             if tree_task.vocabulary is not None:
                 memory = tree_task.vocabulary.to_public_value(memory)
-            node = self._new_situation(tree, stage=0, depth=0, idle=0, memory=memory, slot=0)
+            start = time.perf_counter()
+            snapshot = self.executor.snapshot(0, memory)
+            self.timings["snapshot_s"] += time.perf_counter() - start
+            agent_input = build_input(-1, self.executor.agent_view(0), memory).model_dump()
+            node = self._new_situation(tree, 0, 0, 0, agent_input, snapshot)
             situation = NewSituation(node.id, tree, None, 0, 0, 0, OPEN, None, node.agent_input,
                                      self._serialise(node.snapshot))
             self.store.add_tree(self.name, tree, tree_task.seed, node.agent_input["tools"], situation,
                                 task=tree_task.stored_task(), vocabulary=tree_task.stored_vocabulary())
-            self._enqueue(node)
+            self.frontier.enqueue(node)
 
-    def _new_situation(
-        self, tree: int, stage: int, depth: int, idle: int, memory: dict[str, Any], slot: int
-    ) -> _Situation:
-        """A situation from what ``slot`` holds now (its view, its whole snapshot)."""
-        start = time.perf_counter()
-        snapshot = self.executor.snapshot(slot, memory)
-        self.timings["snapshot_s"] += time.perf_counter() - start
+    def _new_situation(self, tree: int, stage: int, depth: int, idle: int, agent_input: dict[str, Any],
+                       snapshot: SlotSnapshot | None) -> Situation:
+        """A situation with the next id, for an input read from a slot (its id set here)."""
         sid = self._next_situation
         self._next_situation += 1
-        view = self.executor.agent_view(slot)
-        agent_input = build_input(sid, view, memory).model_dump()
+        agent_input["id"] = sid
         agent_input["num_outputs"] = self.settings.branches
-        node = _Situation(sid, tree, stage, depth, idle, agent_input, snapshot)
+        node = Situation(sid, tree, stage, depth, idle, agent_input, snapshot)
         self._bind(node)
         return node
 
@@ -234,11 +166,6 @@ class Generator:
         blob = self.executor.snapshot_to_bytes(snapshot)
         self.timings["snapshot_s"] += time.perf_counter() - start
         return blob
-
-    def _enqueue(self, node: _Situation) -> None:
-        self._open[node.id] = node
-        node.queued = True
-        heapq.heappush(self._queue, (node.depth, node.tree, node.id))
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -254,18 +181,13 @@ class Generator:
             while True:
                 self._inject(pipeline)
                 self._ask(pipeline)
-                coaching = self.coaching is not None and self.coaching.busy
-                if self._ready:
-                    self._execute()
-                    self._collect(pipeline, block=False)
-                elif pipeline.waiting:
-                    self._collect(pipeline, block=True, timeout=0.05 if coaching else None)
-                elif coaching and self._nodes < self.settings.max_nodes:
-                    self.coaching.wait(0.5)  # type: ignore[union-attr]
+                if self._wave:
+                    self._run_wave(pipeline)
+                    self._store_wave()
                 elif not self._release_parked():
                     break
         self.finish()
-        return {**self.store.counts(self.name), "executed": self.executed,
+        return {**self.store.counts(self.name), "executed": self.executed, "waves": self.waves,
                 "wall_s": time.perf_counter() - started, **self.timings,
                 **({} if self.coaching is None else {"coaching": self.coaching.summary()})}
 
@@ -283,45 +205,65 @@ class Generator:
         self.timings["store_s"] += time.perf_counter() - start
 
     def _ask(self, pipeline: SlotPipeline) -> None:
-        """Ask open situations, breadth-first, while the node budget allows; at most twice
-        as many inputs wait as requests may be in flight, so what is asked next is still
-        chosen breadth-first when answers come back.
+        """Ask every queued situation, breadth-first, while the node budget allows.
 
         A situation's input asks for its missing candidates at once (``num_outputs``; its
         key in the pipeline is ``(situation, indices)``); an agent that cannot give several
         (``single_output``) is asked once per candidate instead.
         """
         s = self.settings
-        room = 2 * max(self.pacing.concurrency or self.executor.num_slots, self.executor.num_slots)
-        while self._queue and len(pipeline.waiting) < room:
-            budget = s.max_nodes - self._nodes
-            if budget <= 0:
-                return
-            _, _, sid = heapq.heappop(self._queue)
-            node = self._open[sid]
-            node.queued = False
+        while len(self.frontier) and self._nodes < s.max_nodes:
+            node = self.frontier.pop()
             free = [i for i in range(s.branches) if i not in node.stored and i not in node.pending]
-            indices = free[:budget]
+            indices = free[:s.max_nodes - self._nodes]
             if not indices:
                 continue
             node.pending.update(indices)
             self._nodes += len(indices)
+            self._wave.extend((node.id, i) for i in indices)
             if self._single_output:
                 for i in indices:
-                    pipeline.ask((sid, (i,)), AgentInput.model_validate(dict(node.agent_input, num_outputs=1)))
+                    pipeline.ask((node.id, (i,)), AgentInput.model_validate(dict(node.agent_input, num_outputs=1)))
             else:
-                pipeline.ask((sid, tuple(indices)),
+                pipeline.ask((node.id, tuple(indices)),
                              AgentInput.model_validate(dict(node.agent_input, num_outputs=max(indices) + 1)))
 
-    def _collect(self, pipeline: SlotPipeline, block: bool, timeout: float | None = None) -> None:
-        """Take the answers that arrived (waiting for one when ``block``, ``timeout`` s at most).
-        A candidate the agent did not answer becomes an invalid candidate (``missing_output``)."""
+    def _run_wave(self, pipeline: SlotPipeline) -> None:
+        """Execute this wave's candidates as their answers come: the one asked ``p``-th runs in
+        slot ``p mod N``, each slot taking its own in the order asked, so what every slot has
+        run before (which the simulator's contact caches remember) is the same on every run."""
+        self.waves += 1
+        n = self.executor.num_slots
+        lanes = [deque(self._wave[slot::n]) for slot in range(n)]
+        self._wave = []
+        while any(lanes):
+            batch: dict[int, Executed] = {}
+            for slot, lane in enumerate(lanes):
+                while lane and lane[0] in self._arrived:
+                    item = self._arrived.pop(lane.popleft())
+                    if item.output.status == "completed":
+                        batch[slot] = item
+                        break
+                    self._done.append(item)  # not executable: held as invalid
+            if batch:
+                self._execute(batch)
+                self._collect(pipeline, block=False)
+            elif not any(lanes):  # the last answers could not be executed
+                break
+            elif pipeline.waiting:
+                self._collect(pipeline, block=True)
+            else:  # every answer came, yet a lane waits: a key was lost (a bug, not a hang)
+                raise RuntimeError(f"generation {self.name!r}: no answer is awaited for {lanes}")
+
+    def _collect(self, pipeline: SlotPipeline, block: bool) -> None:
+        """Take the answers that arrived (waiting for one when ``block``). A candidate the
+        agent did not answer becomes an invalid candidate (``missing_output``)."""
         start = time.perf_counter()
-        answers = pipeline.answers(timeout=timeout if block else 0)
+        answers = pipeline.answers(timeout=None if block else 0)
         self.timings["agent_wait_s"] += time.perf_counter() - start
         for answer in answers:
             sid, indices = answer.slot
-            node = self._open[sid]
+            node = self.frontier.open[sid]
             got = list(answer.outputs)
             if len(indices) == 1 and len(got) == 1:  # asked once per candidate
                 got = [got[0].model_copy(update={"candidate_index": indices[0]})]
@@ -330,35 +272,29 @@ class Generator:
             for i in indices:
                 output = by_index.get(i) or error_output(
                     "", agent_input, i, "missing_output", "the agent returned no output for this candidate")
-                self._ready.append(_Ready(sid, output))
+                self._arrived[(sid, i)] = Executed(sid, output)
 
     # -- execution ---------------------------------------------------------------------------
-    def _execute(self) -> None:
-        """Run up to one ready candidate per slot, all in the same simulator steps."""
-        batch: dict[int, _Ready] = {}
-        while self._ready and len(batch) < self.executor.num_slots:
-            item = self._ready.popleft()
-            if item.output.status != "completed":
-                self._store_invalid(item)
-                continue
-            batch[len(batch)] = item
+    def _execute(self, batch: dict[int, Executed]) -> None:
+        """Run one candidate per listed slot, all in the same simulator steps."""
         self.busy = len(batch)
-        if not batch:
-            return
         decisions: dict[int, Any] = {}
         start = time.perf_counter()
         for slot, item in batch.items():
-            node = self._open[item.situation]
-            self.executor.restore(slot, self._snapshot(node))
+            self.executor.restore(slot, self._snapshot(self.frontier.open[item.situation]))
             decisions[slot] = item.output.output.to_decision()
         self.timings["restore_s"] += time.perf_counter() - start
         start = time.perf_counter()
         outcomes = self.executor.submit(decisions)
         self.timings["submit_s"] += time.perf_counter() - start
         for slot, item in batch.items():
-            self._store_executed(slot, item, outcomes[slot], decisions[slot])
+            node = self.frontier.open[item.situation]
+            self._done.append(read_slot(self.executor, slot, node, item.output, outcomes[slot],
+                                        decisions[slot], self.settings.limits,
+                                        self._text_only[node.tree][node.stage],
+                                        self.settings.branches, self.timings))
 
-    def _snapshot(self, node: _Situation) -> SlotSnapshot:
+    def _snapshot(self, node: Situation) -> SlotSnapshot:
         if node.snapshot is None:
             blob = self.store.snapshot_blob(self.name, node.id)
             if blob is None:
@@ -372,82 +308,53 @@ class Generator:
             self.timings["restore_s"] += time.perf_counter() - start
         return node.snapshot
 
-    def _store_invalid(self, item: _Ready) -> None:
-        node = self._open[item.situation]
-        error = item.output.error
-        row = self._row(node, item.output, {"code": error.code, "message": error.message,
-                                            "component": error.component} if error else {},
-                        execution=None, status=INVALID, end=sc.ERROR, episode=INVALID, child=None)
-        self._save(node, item.output.candidate_index, row, None)
+    # -- storing a wave, in its fixed order ---------------------------------------------------
+    def _store_wave(self) -> None:
+        done, self._done = sorted(self._done, key=lambda e: e.order), []
+        for result in done:
+            if result.verdict is None:
+                self._store_invalid(result)
+            else:
+                self._store_executed(result)
 
-    def _store_executed(self, slot: int, item: _Ready, outcome: Any, decision: Any) -> None:
-        s = self.settings
-        node = self._open[item.situation]
-        episode = self.executor.status(slot)
-        acted = not isinstance(decision, DecisionError) and bool(decision.tool_calls)
-        idle = s.limits.idle_after(node.idle, acted, self._text_only[node.tree][node.stage])
-        depth = node.depth + 1
-        finished = outcome.stage_success is StageSuccess.FINISH
-        if finished:
-            end = _END_OF.get(outcome.stage_state, sc.UNASSESSED)
-        elif outcome.stage_success is StageSuccess.FAILED or episode not in ("running", "success"):
-            end = sc.ERROR
-        elif outcome.stage_state is StageState.EXCEEDED:
-            end = sc.ERROR
-        else:
-            end = sc.ONGOING
-        limit = s.limits.end_of(idle, depth) if episode == "running" and end == sc.ONGOING else None
-        if limit is not None:  # no action: an error end; the decision cap: a finished branch
-            episode = limit[0]
-            end = sc.ERROR if episode == NO_ACTION else end
-            self.executor.end_episode(slot, *limit)
-        child = None
-        if episode == "running":
-            child = self._new_situation(node.tree, outcome.next_view.stage_index, depth, idle,
-                                        item.output.memory, slot)
-            child_status = OPEN
-            if finished:
-                key = (node.tree, node.stage)
-                if end == sc.OPTIMAL and self._started.get(key, 0) < s.max_per_stage:
-                    self._started[key] = self._started.get(key, 0) + 1
-                else:
-                    child_status = PARKED
-                    self._parked.setdefault(key, []).append((_rank(end), child.id))
-            child_row = NewSituation(child.id, node.tree, self._next_candidate, child.stage, depth,
-                                     idle, child_status, None, child.agent_input,
+    def _store_invalid(self, result: Executed) -> None:
+        node = self.frontier.open[result.situation]
+        error = result.output.error
+        payload = {"code": error.code, "message": error.message, "component": error.component} if error else {}
+        row = self._row(node, result.output, payload, None, INVALID, sc.ERROR, INVALID, None)
+        self._save(node, result.output.candidate_index, row, None)
+
+    def _store_executed(self, result: Executed) -> None:
+        node, verdict = self.frontier.open[result.situation], result.verdict
+        assert verdict is not None
+        child = child_row = None
+        open_child = True
+        if result.child_input is not None:
+            child = self._new_situation(node.tree, result.child_stage, node.depth + 1, result.idle,
+                                        result.child_input, result.child_snapshot)
+            if verdict.finished:
+                open_child = self.frontier.admit(node.tree, node.stage, verdict.end)
+            child_row = NewSituation(child.id, node.tree, self._next_candidate, child.stage, child.depth,
+                                     child.idle, OPEN if open_child else PARKED, None, child.agent_input,
                                      self._serialise(child.snapshot))
-        status = end if end != sc.ONGOING else "finished"
-        execution = outcome.to_dict()
-        execution.pop("next_view", None)
-        if episode == "error":  # a scenario error: keep its reason and traceback
-            record = self.executor.record(slot)
-            execution.update(reason=record.reason, traceback=record.traceback)
-        row = self._row(node, item.output, item.output.output.model_dump(), execution, status, end,
-                        episode, child.id if child else None)
-        self._save(node, item.output.candidate_index, row, child_row if child else None)
+        row = self._row(node, result.output, result.output.output.model_dump(), result.execution,
+                        verdict.status, verdict.end, verdict.episode, child.id if child else None)
+        self._save(node, result.output.candidate_index, row, child_row)
         self.executed += 1
-        self.successes += episode == "success"
+        self.successes += verdict.episode == "success"
         if child is not None:
-            self._open[child.id] = child
-            if child_status == OPEN:
-                child.queued = True
-                heapq.heappush(self._queue, (child.depth, child.tree, child.id))
+            if open_child:
+                self.frontier.enqueue(child)
             else:
                 child.snapshot = None  # parked: reloaded from the store when released
+                self.frontier.park(child, node.stage, verdict.end)
 
-    def _row(self, node: _Situation, output: AgentOutput, payload: dict[str, Any],
-             execution: dict[str, Any] | None, status: str, end: str, episode: str,
-             child: int | None) -> CandidateRow:
-        return CandidateRow(
-            id=self._next_candidate, situation=node.id, candidate_index=output.candidate_index,
-            tree=node.tree, stage=node.stage, response_status=output.status, output=payload,
-            memory=copy.deepcopy(output.memory), internal_steps=list(output.internal_steps),
-            execution=execution, status=status, end_status=end, episode_status=episode,
-            next_situation=child, score=None,
-            coaching=self._coached.get((node.id, output.candidate_index)),
-        )
+    def _row(self, node: Situation, output: AgentOutput, payload: dict[str, Any],
+             execution: dict[str, Any] | None, status: str, end: str, episode: str, child: int | None) -> Any:
+        return candidate_row(self._next_candidate, node, output, payload, execution, status, end, episode,
+                             child, self._coached.get((node.id, output.candidate_index)))
 
-    def _save(self, node: _Situation, index: int, row: CandidateRow, child: NewSituation | None) -> None:
+    def _save(self, node: Situation, index: int, row: Any, child: NewSituation | None) -> None:
         start = time.perf_counter()
         node.stored.add(index)
         node.pending.discard(index)
@@ -456,7 +363,7 @@ class Generator:
         self._next_candidate += 1
         self.timings["store_s"] += time.perf_counter() - start
         if complete:
-            del self._open[node.id]  # its snapshot is no longer needed in memory
+            self.frontier.close(node.id)  # its snapshot is no longer needed in memory
         if self.coaching is not None:  # coaching hook: route terminal events, prove attempts
             self.coaching.observe(row, child)
         self.listener("candidate", node.tree, {"tree": node.tree, "status": row.status,
@@ -466,35 +373,28 @@ class Generator:
 
     def _release_parked(self) -> bool:
         """Open parked stage finishers where a stage has fewer than K continuations."""
-        released = False
-        for key, parked in sorted(self._parked.items()):
-            parked.sort()
-            while parked and self._started.get(key, 0) < self.settings.max_per_stage:
-                _, sid = parked.pop(0)
-                self._started[key] = self._started.get(key, 0) + 1
-                self.store.set_situation_status(self.name, sid, OPEN)
-                node = self._open[sid]
-                node.queued = True
-                heapq.heappush(self._queue, (node.depth, node.tree, node.id))
-                released = True
-        return released and self._nodes < self.settings.max_nodes
-
+        released = self.frontier.release()
+        for node in released:
+            self.store.set_situation_status(self.name, node.id, OPEN)
+        return bool(released) and self._nodes < self.settings.max_nodes
 
     def _inject(self, pipeline: SlotPipeline) -> None:
-        """Coaching hook (:mod:`magma_core.gen.coaching`): ask for the coached candidates, within M."""
-        for injection in self.coaching.take(self.settings.max_nodes - self._nodes) if self.coaching else ():
+        """Coaching hook (:mod:`magma_core.gen.coaching`): wait for the coach's answers, then
+        ask for the coached candidates, within M (the first of the wave)."""
+        if self.coaching is None:
+            return
+        self.coaching.drain()
+        injections = self.coaching.take(self.settings.max_nodes - self._nodes)
+        for injection in injections:
             place = injection.place
-            node = self._open.get(place.id)
+            node = self.frontier.open.get(place.id)
             if node is None:  # a closed situation: its snapshot is reloaded from the store
-                node = self._open[place.id] = _Situation(place.id, place.tree, place.stage, place.depth, place.idle,
-                                                         place.agent_input, stored=set(range(self.settings.branches)))
+                node = self.frontier.open[place.id] = Situation(
+                    place.id, place.tree, place.stage, place.depth, place.idle, place.agent_input,
+                    stored=set(range(self.settings.branches)))
                 self._bind(node)
             node.pending.add(injection.candidate_index)
             self._coached[(place.id, injection.candidate_index)] = injection.record
             self._nodes += 1
+            self._wave.append((place.id, injection.candidate_index))
             pipeline.ask((place.id, (injection.candidate_index,)), AgentInput.model_validate(injection.agent_input))
-
-
-def _rank(end: str | None) -> int:
-    """Release order of parked stage finishers: optimal, then suboptimal, then unassessed."""
-    return {sc.OPTIMAL: 0, sc.SUBOPTIMAL: 1}.get(end or "", 2)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from magma_core.gen.assembly import GenParts, prepare_generation
-from magma_core.gen.generator import Generator, GenSettings
+from magma_core.gen.generator import Generator
+from magma_core.gen.settings import GenSettings
 from magma_core.gen.spec import GenSpec
 from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.events import Listener

@@ -60,7 +60,7 @@ class TreeJob:
         parts = prepare(spec)
         try:
             executor = open_executor(parts.task, spec.slots, spec.seed, parts.judge, spec.backend,
-                                     skills=parts.skills)
+                                     skills=parts.skills, fresh_scene=spec.fresh_scenes)
             try:
                 for tree in units:
                     channel.send(("result", tree, self.grow(parts, executor, tree)))

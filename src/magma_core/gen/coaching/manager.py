@@ -1,13 +1,14 @@
 """The generator's coaching: opportunities routed to the coach, answers stored, repairs
 reinjected, attempts proven by the engine.
 
-:class:`Coaching` is what :class:`~magma_core.gen.generator.Generator` talks to (three hooks):
+:class:`Coaching` is what :class:`~magma_core.gen.generator.Generator` talks to:
 ``observe`` every stored candidate (it indexes it, routes a terminal event to the coach within
 the budgets, and proves or refutes the coached attempts above it), ``take`` the repairs ready
 to be executed (each an :class:`Injection`: a coached candidate of the diagnosed situation,
 whose input carries the repair in ``extra_keys["coaching"]``; the generator asks the agent and
 executes the answer from that situation's whole-slot snapshot in a free slot, as any
-candidate), and ``load`` what a killed run stored (pending requests are asked again, planned
+candidate), ``drain`` the coach's outstanding answers at each wave's end (so the repairs are
+a function of what was stored, not of the coach's speed), and ``load`` what a killed run stored (pending requests are asked again, planned
 repairs not yet stored are reinjected, terminal candidates without a row are routed: nothing
 lost, nothing asked twice).
 
@@ -184,6 +185,15 @@ class Coaching:
 
             cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED)
         self._poll()
+
+    def drain(self) -> None:
+        """Wait for every answer the coach still owes and store it: the generator calls this
+        at each wave's end, so which repairs join the next wave (and in which order) depends
+        on what was stored, never on how fast the coach answered."""
+        if not self._loaded:
+            self.load()
+        while self._in_flight:
+            self.wait(1.0)
 
     def close(self) -> None:
         if self._pool is not None:

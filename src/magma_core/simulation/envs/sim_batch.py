@@ -235,14 +235,23 @@ class SimBatch:
             return WorldSnapshot.from_state(self._envs[0].get_state_dict(), slot)
         return WorldSnapshot(clone_state(self._envs[slot].get_state_dict()))
 
-    def restore_slot(self, slot: int, snapshot: WorldSnapshot) -> None:
-        """Put ``snapshot`` back into ``slot`` (any slot of this batch's env id)."""
+    def restore_slot(self, slot: int, snapshot: WorldSnapshot, *, seed: int | None = None) -> None:
+        """Put ``snapshot`` back into ``slot`` (any slot of this batch's env id).
+
+        With ``seed`` (the seed of the episode the snapshot was taken in) and ``fresh_scene``,
+        a slot whose physics has stepped gets a freshly built scene for that seed first, so the
+        restored world goes on as it would in any slot, whatever this one ran before (PhysX's
+        contact and solver caches are in no state); without ``seed`` (a restore within the
+        slot's own episode) the scene is kept."""
         (slot,) = self._slots([slot])
         if self.backend == "gpu":
             rows = torch.as_tensor([slot], device=self.device)
             self._envs[0].set_state_dict(snapshot.state, env_idx=rows)
-        else:
-            self._envs[slot].set_state_dict(snapshot.state)
+            return
+        if seed is not None and self.fresh_scene and self._stepped[slot]:
+            self._envs[slot].reset(seed=seed, options={**self.reset_options, "reconfigure": True})
+            self._stepped[slot] = False
+        self._envs[slot].set_state_dict(snapshot.state)
 
     # -- stepping --------------------------------------------------------------------------
     def reset(

@@ -254,10 +254,12 @@ class Executor:
 
     def restore(self, slot: int, snapshot: SlotSnapshot) -> None:
         """Put ``snapshot`` (from any slot) into ``slot``: the slot then runs the snapshot's
-        task (another task must fit this executor as for ``reset_slot``)."""
+        task (another task must fit this executor as for ``reset_slot``). With ``fresh_scene``
+        a slot that has stepped gets a fresh scene first, so what follows is the same in any
+        slot, whatever it ran before (``SimBatch.restore_slot``)."""
         self._check_slot(slot)
         ctx = self._ctx_of(snapshot.task)
-        self._ctx.sim.restore_slot(slot, snapshot.world)
+        self._ctx.sim.restore_slot(slot, snapshot.world, seed=snapshot.seed)
         self._slots[slot] = rebuild(snapshot, slot)
         self._slot_ctxs[slot] = ctx
 

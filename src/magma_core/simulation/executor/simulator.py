@@ -44,7 +44,7 @@ class Simulator(Protocol):
         """A snapshot of one slot's world."""
         ...
 
-    def restore_slot(self, slot: int, snapshot: Any) -> None:
+    def restore_slot(self, slot: int, snapshot: Any, *, seed: int | None = None) -> None:
         """Put a snapshot taken by :meth:`save_slot` back into ``slot``."""
         ...
 

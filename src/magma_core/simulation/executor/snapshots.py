@@ -30,6 +30,7 @@ import copy
 import dataclasses
 import json
 import random
+import time
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -98,7 +99,9 @@ class SlotSnapshot:
         """A JSON-compatible dict. Active errors are stored as their index in the stage's
         ``possible_errors`` (``ctx`` gives the stages; without it, by name). Without
         ``steps`` the episode record's step list and world states are left out (a store that
-        keeps each decision elsewhere need not copy the path into every snapshot)."""
+        keeps each decision elsewhere need not copy the path into every snapshot). The
+        record's clock readings (:data:`CLOCK_FIELDS`) are left out too: the same state gives
+        the same bytes, and a snapshot read back starts its episode's clock when it is read."""
         possible = (
             ctx.stages[self.stage_index].error_parameters.possible_errors if ctx is not None else []
         )
@@ -125,7 +128,7 @@ class SlotSnapshot:
             "feedback": encode_value(self.feedback),
             "last_user_instruction": self.last_user_instruction,
             "step_index": self.step_index,
-            "record": encode_value(self.record),
+            "record": encode_value({k: v for k, v in self.record.items() if k not in CLOCK_FIELDS}),
             "record_stages": [_encode_fields(s) for s in self.record_stages],
             "record_steps": [encode_value(dataclasses.asdict(s)) for s in self.record_steps]
             if steps
@@ -156,6 +159,7 @@ class SlotSnapshot:
                 errors.append(possible[index])
         reference = data.get("reference")
         header = decode_value(data["record"])
+        header.setdefault("started_at", time.time())
         worlds = header.pop("worlds", None)  # snapshots written before worlds were kept apart
         scene = header.pop("scene", None)
         if worlds is None:
@@ -202,9 +206,14 @@ class SlotSnapshot:
         return cls.from_dict(json.loads(zlib.decompress(blob)), ctx)
 
 
+# The episode record's header as a snapshot keeps it: without its slot, which says where the
+# snapshot was taken, not what it holds (:func:`rebuild` sets the slot it is restored into), so
+# the same state taken in any slot gives the same bytes.
+#: the episode record's wall-clock readings, which a snapshot's bytes leave out
+CLOCK_FIELDS = frozenset({"started_at", "ended_at", "wall_s", "engine_s"})
 _RECORD_HEADER = tuple(
     f.name for f in dataclasses.fields(EpisodeRecord)
-    if f.name not in ("stages", "steps", "logs", "worlds", "scene")
+    if f.name not in ("stages", "steps", "logs", "worlds", "scene", "slot")
 )
 
 
