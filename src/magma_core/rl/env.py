@@ -50,6 +50,7 @@ from magma_core.rl.rollouts import Group, Observation, Rollout, StepResult
 from magma_core.rl.step_batching import StepBatcher
 from magma_core.rl.tasks import TaskItem, TaskSource
 from magma_core.runs import AgentOutage, LoopLimits
+from magma_core.runs.limits import with_failed_calls
 from magma_core.runs.assembly import build_judge, check_task, open_executor
 from magma_core.runs.loop import build_input
 from magma_core.simulation.data_structures import Decision, DecisionError
@@ -232,8 +233,9 @@ class TrainingEnv:
         if status != "running":
             return True
         end = self.limits.end_of(rollout._idle, rollout._decisions)  # the run loop's limits
-        if end is not None:
-            self.executor.end_episode(slot, *end)
+        if end is not None:  # with the run loop's reason, naming the episode's failed calls
+            steps = self.executor.record(slot).steps
+            self.executor.end_episode(slot, end[0], with_failed_calls(end[1], steps))
         return end is not None
 
     def _end(self, rollout: Rollout, reason: str) -> None:

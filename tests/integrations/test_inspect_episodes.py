@@ -1,0 +1,74 @@
+"""The MAGMA side of the Inspect bridge on the real simulator, without Inspect: a suite's
+trials played through :class:`SuiteEpisodes` with the served trace as the model give the same
+verdict, stage by stage, as ``magma bench run --agent openai:trace@URL`` at the same server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from magma_core.bench.suite import load_suite
+from magma_core.integrations.inspect.episodes import SuiteEpisodes
+from magma_core.user_error import UserError
+
+from .equality import bench_summaries, comparable, compile_tiny
+from .trace_model import MODEL, TraceModelServer, TraceReplies
+
+pytestmark = [pytest.mark.sim, pytest.mark.filterwarnings("ignore")]
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    return compile_tiny(tmp_path_factory.mktemp("suite"))
+
+
+@pytest.fixture(scope="module")
+def served(suite):
+    items = load_suite(suite).items
+    # the paraphrased item's model skips its first decision: that item fails, alike everywhere
+    with TraceModelServer(TraceReplies(items, skip={items[1]["item_id"]: 1})) as server:
+        yield server
+
+
+async def _play(episodes: SuiteEpisodes, url: str, epochs: int):
+    async with httpx.AsyncClient(timeout=30) as client:
+        async def generate(messages, tools):
+            body = {"model": MODEL, "messages": messages, **({"tools": tools} if tools else {})}
+            reply = await client.post(f"{url}/chat/completions", json=body)
+            reply.raise_for_status()
+            return reply.json()["choices"][0]["message"]
+
+        steps = []
+        keys = [(s["id"], epoch) for s in episodes.samples() for epoch in range(1, epochs + 1)]
+        results = await asyncio.gather(*(episodes.run(item, epoch, generate, on_step=steps.append)
+                                         for item, epoch in keys))
+        return dict(zip(keys, results, strict=True)), steps
+
+
+def test_same_verdicts_as_bench_run_through_the_same_model(suite, served, tmp_path):
+    with SuiteEpisodes(suite, slots=2, out=tmp_path / "inspect-runs") as episodes:
+        played, steps = asyncio.run(_play(episodes, served.base_url, epochs=2))
+    benched = bench_summaries(suite, f"openai:{MODEL}@{served.base_url}", tmp_path / "runs", trials=2)
+    assert set(played) == set(benched)
+    for key, (summary, _) in played.items():
+        assert comparable(summary) == comparable(benched[key]), key
+    verdicts = {key: s["verdict"] for key, (s, _) in played.items()}
+    assert sorted(set(verdicts.values())) == ["success", "textual_hallucination"]
+    assert {s["seed"] for s, _ in played.values()} == {0, 1}  # epoch e is trial e - 1
+    assert all(step["calls"] or step["status"] for step in steps)
+
+
+def test_a_trial_of_an_unknown_item_or_epoch_is_refused(suite):
+    episodes = SuiteEpisodes(suite, slots=1)
+    try:
+        async def generate(messages, tools):
+            raise AssertionError("never asked")
+
+        with pytest.raises(UserError, match="has no item"):
+            asyncio.run(episodes.run("nope", 1, generate))
+        with pytest.raises(ValueError, match="epoch"):
+            asyncio.run(episodes.run(episodes.samples()[0]["id"], 0, generate))
+    finally:
+        episodes.close()
