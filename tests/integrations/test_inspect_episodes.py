@@ -60,6 +60,35 @@ def test_same_verdicts_as_bench_run_through_the_same_model(suite, served, tmp_pa
     assert all(step["calls"] or step["status"] for step in steps)
 
 
+@pytest.mark.parametrize("slots", [1, 2])
+def test_trials_beyond_the_slots_wait_for_one(suite, served, slots):
+    """Four trials started at once (as Inspect starts up to max_samples samples): at most
+    ``slots`` play at a time, each in a slot of its own, and all four finish."""
+    replies = TraceReplies(load_suite(suite).items)
+    playing: set = set()
+    most = 0
+
+    async def play_all(episodes):
+        def generate_for(key):
+            async def generate(messages, tools):
+                nonlocal most
+                playing.add(key)
+                most = max(most, len(playing))
+                await asyncio.sleep(0.01)  # let the other trials run meanwhile
+                return replies.reply(messages)
+            return generate
+
+        keys = [(s["id"], epoch) for s in episodes.samples() for epoch in (1, 2)]
+        return await asyncio.gather(*(episodes.run(item, epoch, generate_for((item, epoch)),
+                                                   on_end=lambda *_, k=(item, epoch): playing.discard(k))
+                                      for item, epoch in keys))
+
+    with SuiteEpisodes(suite, slots=slots) as episodes:
+        results = asyncio.run(play_all(episodes))
+    assert [s["verdict"] for s, _ in results] == ["success"] * 4
+    assert most == slots
+
+
 def test_a_trial_of_an_unknown_item_or_epoch_is_refused(suite):
     episodes = SuiteEpisodes(suite, slots=1)
     try:
