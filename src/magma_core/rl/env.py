@@ -50,8 +50,8 @@ from magma_core.rl.rollouts import Group, Observation, Rollout, StepResult
 from magma_core.rl.step_batching import StepBatcher
 from magma_core.rl.tasks import TaskItem, TaskSource
 from magma_core.runs import AgentOutage, LoopLimits
-from magma_core.runs.limits import with_failed_calls
 from magma_core.runs.assembly import build_judge, check_task, open_executor
+from magma_core.runs.limits import with_failed_calls
 from magma_core.runs.loop import build_input
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE

@@ -28,7 +28,12 @@ from typing import Any
 
 from magma_core.bench.episodes import check_items, engine_groups
 from magma_core.bench.suite import Suite, load_suite
-from magma_core.integrations.inspect.mapping import episode_summary, sample_fields, step_event, trial_seed
+from magma_core.integrations.inspect.mapping import (
+    episode_summary,
+    sample_fields,
+    step_event,
+    trial_seed,
+)
 from magma_core.rl import TaskItem, TaskSource, TrainingEnv
 from magma_core.runs import LoopLimits
 from magma_core.user_error import UserError

@@ -27,6 +27,7 @@ from typing import Any
 from magma_core.bench.runner import item_facts
 from magma_core.bench.stats import pass_hat_k
 from magma_core.bench.taxonomy import terminal_status
+from magma_core.rl.env import TRUNCATED  # a trial Inspect stopped (a limit, an error): its verdict
 
 #: The JSON-schema keywords Inspect's ``JSONSchema`` keeps; others are dropped by it (and
 #: reported by :func:`tool_info_fields`).
@@ -158,7 +159,8 @@ def _arguments(arguments: Any) -> dict[str, Any]:
 # -- verdicts and scores -------------------------------------------------------------------
 def episode_summary(record: dict[str, Any]) -> dict[str, Any]:
     """What the Inspect log keeps of a finished episode (its stored record, a dict): the
-    verdict on the report's taxonomy (as ``magma bench report`` counts it), the engine's own
+    verdict on the report's taxonomy (as ``magma bench report`` counts it; ``truncated`` for
+    a trial Inspect stopped), the engine's own
     status and reason, each stage's result with its budget, the counters and the seed."""
     stages = [{"index": s.get("index"), "name": s.get("name"), "success": s.get("success"),
                "budget": s.get("state"), "tool_calls": s.get("tool_calls", 0),
@@ -166,7 +168,8 @@ def episode_summary(record: dict[str, Any]) -> dict[str, Any]:
                "target_tool_calls": s.get("target_tool_calls"), "max_tool_calls": s.get("max_tool_calls"),
                "text_only": bool(s.get("text_only")), "errors": list(s.get("error_descriptions") or [])}
               for s in record.get("stages") or []]
-    summary = {"verdict": terminal_status(str(record.get("status")), record),
+    status = str(record.get("status"))
+    summary = {"verdict": TRUNCATED if status == TRUNCATED else terminal_status(status, record),
                "status": record.get("status"), "reason": record.get("reason", ""),
                "stages_passed": int(record.get("stages_passed") or 0),
                "num_stages": int(record.get("num_stages") or len(stages)),

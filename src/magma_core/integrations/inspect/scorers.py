@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from inspect_ai.scorer import (
     Score,
-    ScoreReducer,
     Scorer,
+    ScoreReducer,
     Target,
     accuracy,
     mean,
@@ -29,7 +29,12 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from magma_core.integrations.inspect.mapping import budget_score, pass_hat, stages_score, verdict_score
+from magma_core.integrations.inspect.mapping import (
+    budget_score,
+    pass_hat,
+    stages_score,
+    verdict_score,
+)
 
 #: Where the solver keeps the episode's summary in the sample's store.
 STORE_KEY = "magma"

@@ -27,7 +27,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolCall, ToolInfo, ToolParams
 
 from magma_core.integrations.inspect.episodes import SuiteEpisodes
-from magma_core.integrations.inspect.mapping import assistant_message, conversation, tool_info_fields
+from magma_core.integrations.inspect.mapping import (
+    assistant_message,
+    conversation,
+    tool_info_fields,
+)
 from magma_core.integrations.inspect.scorers import STORE_KEY
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,12 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from magma_core.integrations.inspect.episodes import SuiteEpisodes
-from magma_core.integrations.inspect.scorers import magma_budget, magma_stages, magma_verdict, pass_hat_reducer
+from magma_core.integrations.inspect.scorers import (
+    magma_budget,
+    magma_stages,
+    magma_verdict,
+    pass_hat_reducer,
+)
 from magma_core.integrations.inspect.solver import magma_agent
 from magma_core.runs import LoopLimits
 
