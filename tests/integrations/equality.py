@@ -9,6 +9,7 @@ engine's status and reason, every stage's result and budget score, the counters,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,25 @@ def bench_summaries(suite: Path, agent: str, out: Path, trials: int, slots: int 
             record = store.episode_record(run, episode.episode)
             out_summaries[(items[position]["item_id"], k + 1)] = episode_summary(record)
     return out_summaries
+
+
+def request_view(request: dict[str, Any], drop: tuple[str, ...] = ()) -> tuple:
+    """What a chat request shows the model: each message (role, text, calls with their
+    arguments, the call a tool message answers), the tools offered (without the function
+    keys in ``drop``) and ``tool_choice``."""
+    messages = []
+    for m in request["messages"]:
+        calls = tuple((c["function"]["name"], json.loads(c["function"]["arguments"] or "{}"))
+                      for c in m.get("tool_calls") or [])
+        content = m.get("content") or ""
+        if isinstance(content, list):
+            content = "".join(p.get("text", "") for p in content)
+        messages.append((m["role"], content, repr(calls), m.get("tool_call_id")))
+    tools = sorted(json.dumps({k: v for k, v in t["function"].items() if k not in drop}, sort_keys=True)
+                   for t in request.get("tools") or [])
+    return tuple(messages), tuple(tools), json.dumps(request.get("tool_choice"))
+
+
+def requests_seen(requests: list[dict[str, Any]], drop: tuple[str, ...] = ()) -> list[tuple]:
+    """The requests' views, in a defined order (trials run side by side: arrival order is not)."""
+    return sorted(request_view(r, drop) for r in requests)

@@ -13,7 +13,7 @@ from magma_core.bench.suite import load_suite
 from magma_core.integrations.inspect.episodes import SuiteEpisodes
 from magma_core.user_error import UserError
 
-from .equality import bench_summaries, comparable, compile_tiny
+from .equality import bench_summaries, comparable, compile_tiny, requests_seen
 from .trace_model import MODEL, TraceModelServer, TraceReplies
 
 pytestmark = [pytest.mark.sim, pytest.mark.filterwarnings("ignore")]
@@ -34,8 +34,9 @@ def served(suite):
 
 async def _play(episodes: SuiteEpisodes, url: str, epochs: int):
     async with httpx.AsyncClient(timeout=30) as client:
-        async def generate(messages, tools):
-            body = {"model": MODEL, "messages": messages, **({"tools": tools} if tools else {})}
+        async def generate(messages, tools, tool_choice):
+            body = {"model": MODEL, "messages": messages,
+                    **({"tools": tools, "tool_choice": tool_choice} if tools else {})}
             reply = await client.post(f"{url}/chat/completions", json=body)
             reply.raise_for_status()
             return reply.json()["choices"][0]["message"]
@@ -48,9 +49,13 @@ async def _play(episodes: SuiteEpisodes, url: str, epochs: int):
 
 
 def test_same_verdicts_as_bench_run_through_the_same_model(suite, served, tmp_path):
+    first = len(served.requests)
     with SuiteEpisodes(suite, slots=2, out=tmp_path / "inspect-runs") as episodes:
         played, steps = asyncio.run(_play(episodes, served.base_url, epochs=2))
+    middle = len(served.requests)
     benched = bench_summaries(suite, f"openai:{MODEL}@{served.base_url}", tmp_path / "runs", trials=2)
+    # the model was asked the same things: messages, the stage's tools and tool_choice
+    assert requests_seen(served.requests[first:middle]) == requests_seen(served.requests[middle:])
     assert set(played) == set(benched)
     for key, (summary, _) in played.items():
         assert comparable(summary) == comparable(benched[key]), key
@@ -70,7 +75,7 @@ def test_trials_beyond_the_slots_wait_for_one(suite, served, slots):
 
     async def play_all(episodes):
         def generate_for(key):
-            async def generate(messages, tools):
+            async def generate(messages, tools, tool_choice):
                 nonlocal most
                 playing.add(key)
                 most = max(most, len(playing))
@@ -92,7 +97,7 @@ def test_trials_beyond_the_slots_wait_for_one(suite, served, slots):
 def test_a_trial_of_an_unknown_item_or_epoch_is_refused(suite):
     episodes = SuiteEpisodes(suite, slots=1)
     try:
-        async def generate(messages, tools):
+        async def generate(messages, tools, tool_choice):
             raise AssertionError("never asked")
 
         with pytest.raises(UserError, match="has no item"):

@@ -71,8 +71,9 @@ def test_magmas_tools_map_to_tool_info_fields_and_nothing_is_dropped():
     assert fields["name"] == "pick" and fields["description"] == "Pick an object."
     assert fields["parameters"]["required"] == ["object"]
     assert fields["parameters"]["properties"]["object"]["enum"] == ["red_cube", "blue_cube"]
-    assert mapping.tool_info_fields(schemas[1]) == (
-        {"name": "wait", "description": "Wait.", "parameters": {"type": "object", "properties": {}, "required": []}}, [])
+    assert fields["parameters"]["additionalProperties"] is None  # left out, as MAGMA sends it
+    assert mapping.tool_info_fields(schemas[1]) == ({"name": "wait", "description": "Wait.", "parameters": {
+        "type": "object", "properties": {}, "required": [], "additionalProperties": None}}, [])
 
 
 def test_schema_keywords_inspect_would_drop_are_named():

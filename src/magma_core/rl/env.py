@@ -177,7 +177,8 @@ class TrainingEnv:
                 rollout.session = ChatSession()
                 view = self.executor.agent_view(slot)
                 rollout._text_only = view.text_only
-                turn = rollout.session.open(build_input(slot, view, rollout._memory))
+                rollout.agent_input = build_input(slot, view, rollout._memory)
+                turn = rollout.session.open(rollout.agent_input)
                 self._running[slot] = rollout
                 rollout._asked = time.perf_counter()
                 observations.append(Observation(turn.messages, turn.tools, rollout.digest))
@@ -215,7 +216,8 @@ class TrainingEnv:
                 done = self._should_end(rollout)
                 view = self.executor.agent_view(slot)
                 rollout._text_only = view.text_only
-                messages = rollout.session.next_input(build_input(slot, view, rollout._memory)).messages
+                rollout.agent_input = build_input(slot, view, rollout._memory)
+                messages = rollout.session.next_input(rollout.agent_input).messages
                 if done:
                     self._finish(rollout)
                     info.update(status=rollout.record["status"], episode=rollout.episode,

@@ -21,7 +21,7 @@ from magma_core.bench.report import bench_report  # noqa: E402
 from magma_core.bench.suite import load_suite  # noqa: E402
 from magma_core.integrations.inspect.task import magma_suite  # noqa: E402
 
-from ..equality import bench_summaries, comparable, compile_tiny  # noqa: E402
+from ..equality import bench_summaries, comparable, compile_tiny, requests_seen  # noqa: E402
 from ..trace_model import MODEL, TraceModelServer, TraceReplies  # noqa: E402
 
 pytestmark = [pytest.mark.bridges, pytest.mark.sim, pytest.mark.filterwarnings("ignore")]
@@ -86,12 +86,11 @@ def test_inspect_eval_gives_every_trial_the_bench_verdict(suite, served, tmp_pat
         assert reduced[("magma_verdict", f"pass_hat_{k}")]["accuracy"].value == pytest.approx(report["pass_k"][k])
     assert reduced[("magma_verdict", "mean")]["accuracy"].value == pytest.approx(report["success"]["rate"])
 
-    # the model saw what MAGMA's openai: agent shows it: the same opening messages and tools
-    def openings(requests):
-        return sorted(([(m["role"], m["content"]) for m in r["messages"]],
-                       sorted(t["function"]["name"] for t in r.get("tools") or []))
-                      for r in requests if not any(m["role"] == "assistant" for m in r["messages"]))
-    assert openings(inspect_requests) == openings(bench_requests)
+    # the model was asked what MAGMA's openai: agent asks it: messages, tools, tool_choice and
+    # max_tokens; Inspect's provider only adds "strict" to each function (its strict_tools)
+    assert all(t["function"]["strict"] is True for r in inspect_requests for t in r.get("tools") or [])
+    assert requests_seen(inspect_requests, drop=("strict",)) == requests_seen(bench_requests)
+    assert {r.get("max_tokens") for r in inspect_requests} == {r.get("max_tokens") for r in bench_requests} == {1024}
 
 
 def test_more_samples_than_slots_wait_for_a_slot(suite, served, tmp_path):

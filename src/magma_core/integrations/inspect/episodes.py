@@ -4,8 +4,9 @@
 :class:`~magma_core.rl.TrainingEnv` per group of items sharing a world (the groups ``magma
 bench run`` makes, :func:`~magma_core.bench.episodes.engine_groups`). :meth:`SuiteEpisodes.run`
 plays one trial: the item's frozen task from the trial's seed in a slot of its own, asking
-``generate(messages, tools)`` for each decision (the chat messages and function schemas the
-``openai:`` agent would send) and handing each reply to the engine. Nothing here knows Inspect:
+``generate(messages, tools, tool_choice)`` for each decision (the chat messages, the stage's
+function schemas and ``tool_choice`` the ``openai:`` agent would send, :func:`offer`) and
+handing each reply to the engine. Nothing here knows Inspect:
 its solver passes a ``generate`` that calls Inspect's model, and tests pass a scripted one.
 
 Concurrency: each engine has ``slots`` slots, and a trial holds one from its reset to its last
@@ -26,6 +27,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.base import robot_names
+from magma_core.agents.chat_prompt import tool_schemas
+from magma_core.agents.stage_decoding import callable_tools, stage_of, tool_choice
 from magma_core.bench.episodes import check_items, engine_groups
 from magma_core.bench.suite import Suite, load_suite
 from magma_core.integrations.inspect.mapping import (
@@ -34,13 +38,15 @@ from magma_core.integrations.inspect.mapping import (
     step_event,
     trial_seed,
 )
+from magma_core.protocol.agent import AgentInput
 from magma_core.rl import TaskItem, TaskSource, TrainingEnv
 from magma_core.runs import LoopLimits
 from magma_core.user_error import UserError
 
-#: ``generate(messages, tools)``: the assistant message (an OpenAI message dict) answering
-#: ``messages`` (the whole conversation, system message first) with ``tools`` offered.
-Generate = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[dict[str, Any]]]
+#: ``generate(messages, tools, tool_choice)``: the assistant message (an OpenAI message dict)
+#: answering ``messages`` (the whole conversation, system message first) with ``tools``
+#: (function schemas) offered under ``tool_choice`` (OpenAI's; None without tools).
+Generate = Callable[[list[dict[str, Any]], list[dict[str, Any]], Any], Awaitable[dict[str, Any]]]
 StepListener = Callable[[dict[str, Any]], None]
 #: ``on_end(summary, conversation)``: told when a trial's episode is over, however it ended.
 EndListener = Callable[[dict[str, Any], list[dict[str, Any]]], None]
@@ -103,7 +109,8 @@ class SuiteEpisodes:
                 await asyncio.to_thread(rollout.reset)
                 decisions = 0
                 while not rollout.done:
-                    reply = await generate(rollout.messages, rollout.tools)
+                    assert rollout.agent_input is not None
+                    reply = await generate(rollout.messages, *offer(rollout.agent_input))
                     result = await rollout.astep(reply)
                     decisions += 1
                     if on_step is not None:
@@ -155,6 +162,17 @@ class SuiteEpisodes:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def offer(agent_input: AgentInput) -> tuple[list[dict[str, Any]], Any]:
+    """``(tools, tool_choice)`` the ``openai:`` agent offers for ``agent_input`` with its
+    default options (stage-aware decoding on): the function schemas of the tools the stage
+    lets the agent call, and ``tool_choice`` for the stage (``required``, or the one tool by
+    name, on an action stage; ``auto`` elsewhere; None without tools)."""
+    stage = stage_of(agent_input.extra_keys)
+    robots = robot_names(agent_input.attributes)
+    schemas, _, _ = tool_schemas(callable_tools(agent_input.tools, stage), robots, agent_input.attributes)
+    return schemas, tool_choice(stage, schemas, True)
 
 
 def _close_at_exit(ref: weakref.ref[SuiteEpisodes]) -> None:

@@ -10,6 +10,7 @@ library (``tests/integrations/test_inspect_mapping.py``).
 | suite item (frozen task, condition, track, interventions) | ``Sample`` (id = item id, input = the item's first instruction, metadata = its facts) |
 | trial ``k`` of an item (seed ``seed + k``) | epoch ``k + 1`` of its sample (:func:`trial_seed`) |
 | a stage's tools (OpenAI function schemas) | ``ToolInfo`` (:func:`tool_info_fields`) |
+| the stage's ``tool_choice`` (``required`` on action stages) | Inspect's ``tool_choice`` (:func:`inspect_tool_choice`) |
 | the conversation (system, user, assistant with ``tool_calls``, tool) | ``ChatMessage`` s (:func:`conversation`) |
 | the model's reply | an OpenAI assistant message handed back to MAGMA (:func:`assistant_message`) |
 | the episode's verdict on the report's taxonomy | score ``magma_verdict`` (1 on ``success``), with every stage's result in its metadata |
@@ -65,14 +66,18 @@ def trial_seed(seed: int, epoch: int) -> int:
 def tool_info_fields(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """``(fields, dropped)``: the ``ToolInfo`` fields (name, description, parameters) of one
     OpenAI function schema as MAGMA offers it, and the JSON-schema keywords Inspect would drop
-    (as ``path.keyword``; nothing is dropped from MAGMA's own tools)."""
+    (as ``path.keyword``; nothing is dropped from MAGMA's own tools). Inspect's openai
+    providers then send the schema as MAGMA's ``openai:`` agent does, plus ``"strict": true``
+    unless the model is given ``-M strict_tools=false``."""
     function = schema.get("function", schema)
     parameters = function.get("parameters") or {"type": "object", "properties": {}}
     dropped: list[str] = []
     _walk(parameters, "parameters", dropped)
+    # additionalProperties as MAGMA gives it (None: left out, where Inspect would say false)
     fields = {"name": function["name"], "description": function.get("description") or "",
               "parameters": {"type": "object", "properties": dict(parameters.get("properties") or {}),
-                             "required": list(parameters.get("required") or [])}}
+                             "required": list(parameters.get("required") or []),
+                             "additionalProperties": parameters.get("additionalProperties")}}
     return fields, dropped
 
 
@@ -138,6 +143,19 @@ def assistant_message(content: str | None, tool_calls: Sequence[dict[str, Any]] 
     if calls:
         message["tool_calls"] = calls
     return message
+
+
+def inspect_tool_choice(choice: Any) -> Any:
+    """OpenAI's ``tool_choice`` as Inspect's: ``auto``/``none`` as they are, ``required`` as
+    ``any``, a named function as ``{"function": NAME}`` (Inspect's ``ToolFunction``), None
+    (no tools) as None."""
+    if choice is None or choice in ("auto", "none"):
+        return choice
+    if choice == "required":
+        return "any"
+    if isinstance(choice, dict) and isinstance((choice.get("function") or {}).get("name"), str):
+        return {"function": choice["function"]["name"]}
+    raise ValueError(f"not an OpenAI tool_choice: {choice!r}")
 
 
 def _text(content: Any) -> str:

@@ -1,8 +1,8 @@
 """The solver: a MAGMA episode with Inspect's model as the agent.
 
 For each decision, MAGMA's conversation (system, user, assistant and tool messages, as the
-``openai:`` agent would send them) becomes Inspect's messages and the stage's tools become
-``ToolInfo`` s; Inspect's model generates (no tool is run by Inspect: the reply, tool calls
+``openai:`` agent would send them) becomes Inspect's messages, the stage's tools become
+``ToolInfo`` s and its ``tool_choice`` Inspect's; Inspect's model generates (no tool is run by Inspect: the reply, tool calls
 and text, goes back to MAGMA's engine, which executes the decision, verifies the stage and
 answers with the next messages). Each executed decision is an ``info`` event of the sample's
 transcript (source ``magma``); the episode's summary is kept in the sample's store for the
@@ -24,12 +24,13 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import ToolCall, ToolInfo, ToolParams
+from inspect_ai.tool import ToolCall, ToolChoice, ToolFunction, ToolInfo, ToolParams
 
 from magma_core.integrations.inspect.episodes import SuiteEpisodes
 from magma_core.integrations.inspect.mapping import (
     assistant_message,
     conversation,
+    inspect_tool_choice,
     tool_info_fields,
 )
 from magma_core.integrations.inspect.scorers import STORE_KEY
@@ -65,6 +66,12 @@ def tool_infos(schemas: list[dict[str, Any]]) -> list[ToolInfo]:
     return infos
 
 
+def tool_choice(choice: Any) -> ToolChoice | None:
+    """The stage's OpenAI ``tool_choice`` as Inspect's (see :func:`~.mapping.inspect_tool_choice`)."""
+    mapped = inspect_tool_choice(choice)
+    return ToolFunction(name=mapped["function"]) if isinstance(mapped, dict) else mapped
+
+
 def reply_message(message: ChatMessageAssistant) -> dict[str, Any]:
     """The model's reply as the OpenAI assistant message MAGMA reads (see
     :func:`~.mapping.assistant_message`)."""
@@ -80,9 +87,10 @@ def magma_agent(episodes: SuiteEpisodes) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
 
-        async def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        async def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: Any) -> dict[str, Any]:
             state.messages = chat_messages(messages)
-            output = await model.generate(state.messages, tools=tool_infos(tools))
+            output = await model.generate(state.messages, tools=tool_infos(tools),
+                                          tool_choice=tool_choice(choice))
             state.output = output
             return reply_message(output.message)
 

@@ -9,13 +9,17 @@ Samples are the suite's items (:func:`~.mapping.sample_fields`), the solver play
 sample's trial through MAGMA's engine with Inspect's model as the agent
 (:func:`~.solver.magma_agent`), the scorers are MAGMA's verdicts (:mod:`.scorers`), and the
 epochs are ``magma bench run``'s trials, reduced by their mean and by pass^k for k = 1..epochs.
+Replies are capped at the ``openai:`` agent's default ``max_tokens`` (1024) unless Inspect's
+``--max-tokens`` says otherwise.
 """
 
 from __future__ import annotations
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
 
+from magma_core.agents.chat_options import DEFAULT_MAX_TOKENS
 from magma_core.integrations.inspect.episodes import SuiteEpisodes
 from magma_core.integrations.inspect.scorers import (
     magma_budget,
@@ -42,6 +46,7 @@ def magma_suite(suite: str, epochs: int = 1, seed: int = 0, slots: int = 2, out:
         solver=magma_agent(episodes),
         scorer=[magma_verdict(), magma_stages(), magma_budget()],
         epochs=Epochs(epochs, ["mean", *(pass_hat_reducer(k) for k in range(1, epochs + 1))]),
+        config=GenerateConfig(max_tokens=DEFAULT_MAX_TOKENS),  # the openai: agent's default cap
         display_name=f"magma {episodes.suite.name}",
         metadata={"magma_suite": episodes.suite.name, "fingerprint": episodes.suite.fingerprint,
                   "seed": seed, "slots": slots},
