@@ -41,9 +41,10 @@ def comparable(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def bench_summaries(suite: Path, agent: str, out: Path, trials: int, slots: int = 2) -> dict[tuple[str, int], dict[str, Any]]:
-    """``magma bench run`` of ``suite`` with ``agent``: each trial's summary by
-    ``(item id, Inspect epoch)`` (trial k is epoch k + 1)."""
-    result = run_bench(BenchSpec(suite, agent=agent, trials=trials, slots=slots, out=out, name="bridge"))
+    """``magma bench run`` of ``suite`` with ``agent`` on ManiSkill's CPU simulator: each
+    trial's summary by ``(item id, Inspect epoch)`` (trial k is epoch k + 1)."""
+    result = run_bench(BenchSpec(suite, agent=agent, trials=trials, slots=slots, out=out, name="bridge",
+                                 backend="cpu"))
     assert not result.given_up and not result.failures, result.failures
     items = load_suite(suite).items
     out_summaries = {}

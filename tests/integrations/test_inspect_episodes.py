@@ -50,7 +50,7 @@ async def _play(episodes: SuiteEpisodes, url: str, epochs: int):
 
 def test_same_verdicts_as_bench_run_through_the_same_model(suite, served, tmp_path):
     first = len(served.requests)
-    with SuiteEpisodes(suite, slots=2, out=tmp_path / "inspect-runs") as episodes:
+    with SuiteEpisodes(suite, slots=2, out=tmp_path / "inspect-runs", backend="cpu") as episodes:
         played, steps = asyncio.run(_play(episodes, served.base_url, epochs=2))
     middle = len(served.requests)
     benched = bench_summaries(suite, f"openai:{MODEL}@{served.base_url}", tmp_path / "runs", trials=2)
@@ -88,14 +88,14 @@ def test_trials_beyond_the_slots_wait_for_one(suite, served, slots):
                                                    on_end=lambda *_, k=(item, epoch): playing.discard(k))
                                       for item, epoch in keys))
 
-    with SuiteEpisodes(suite, slots=slots) as episodes:
+    with SuiteEpisodes(suite, slots=slots, backend="cpu") as episodes:
         results = asyncio.run(play_all(episodes))
     assert [s["verdict"] for s, _ in results] == ["success"] * 4
     assert most == slots
 
 
 def test_a_trial_of_an_unknown_item_or_epoch_is_refused(suite):
-    episodes = SuiteEpisodes(suite, slots=1)
+    episodes = SuiteEpisodes(suite, slots=1, backend="cpu")
     try:
         async def generate(messages, tools, tool_choice):
             raise AssertionError("never asked")

@@ -20,6 +20,7 @@ from inspect_ai.log import read_eval_log  # noqa: E402
 from magma_core.bench.report import bench_report  # noqa: E402
 from magma_core.bench.suite import load_suite  # noqa: E402
 from magma_core.integrations.inspect.task import magma_suite  # noqa: E402
+from magma_core.store import open_store  # noqa: E402
 
 from ..equality import bench_summaries, comparable, compile_tiny, requests_seen  # noqa: E402
 from ..trace_model import MODEL, TraceModelServer, TraceReplies  # noqa: E402
@@ -52,6 +53,7 @@ def _inspect_cli(args: list[str], url: str, cwd: Path) -> subprocess.CompletedPr
 def test_inspect_eval_gives_every_trial_the_bench_verdict(suite, served, tmp_path):
     first = len(served.requests)
     done = _inspect_cli([f"{TASK_FILE}@magma_suite", "-T", f"suite={suite}", "-T", "epochs=2",
+                         "-T", "backend=cpu",
                          "-T", f"out={tmp_path / 'inspect-runs'}", "--model", INSPECT_MODEL,
                          "--log-dir", str(tmp_path / "logs"), "--display", "none"],
                         served.base_url, tmp_path)
@@ -96,7 +98,7 @@ def test_inspect_eval_gives_every_trial_the_bench_verdict(suite, served, tmp_pat
 def test_more_samples_than_slots_wait_for_a_slot(suite, served, tmp_path):
     """Inspect's max_samples above MAGMA's slots: the samples beyond the slots wait; none
     shares a slot, and the verdicts are those of the first test's trials."""
-    task = magma_suite(str(suite), epochs=2, slots=1)
+    task = magma_suite(str(suite), epochs=2, slots=1, backend="cpu")
     (log,) = inspect_ai.eval(task, model=INSPECT_MODEL, model_base_url=served.base_url,
                              model_args={"api_key": "unused"}, max_samples=4, display="none",
                              log_dir=str(tmp_path / "logs"))
@@ -106,3 +108,20 @@ def test_more_samples_than_slots_wait_for_a_slot(suite, served, tmp_path):
     assert verdicts == {(items[0], 1): "success", (items[0], 2): "success",
                         (items[1], 1): "textual_hallucination", (items[1], 2): "textual_hallucination"}
     assert {s.store["magma"]["seed"] for s in log.samples} == {0, 1}
+
+
+def test_a_sample_inspect_stops_is_stored_truncated_and_frees_its_slot(suite, served, tmp_path):
+    """Inspect's message limit stops every sample mid-episode: each trial is ended as
+    ``truncated`` (scored 0, its stages so far in the log) and its slot goes to the next."""
+    task = magma_suite(str(suite), epochs=2, slots=1, backend="cpu", out=str(tmp_path / "runs"))
+    (log,) = inspect_ai.eval(task, model=INSPECT_MODEL, model_base_url=served.base_url,
+                             model_args={"api_key": "unused"}, max_samples=4, message_limit=4,
+                             display="none", log_dir=str(tmp_path / "logs"))
+    assert len(log.samples) == 4
+    for sample in log.samples:
+        summary = sample.store["magma"]
+        assert summary["verdict"] == "truncated" and summary["status"] == "truncated"
+        assert sample.scores["magma_verdict"].value == 0.0
+        assert sample.scores["magma_verdict"].metadata["stages"][0]["name"] == "ObjectsToZones"
+    with open_store(tmp_path / "runs") as store:  # MAGMA's run store has the four trials too
+        assert sorted(s.status for s in store.episodes("inspect.tiny")) == ["truncated"] * 4
