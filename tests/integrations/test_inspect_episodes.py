@@ -94,6 +94,36 @@ def test_trials_beyond_the_slots_wait_for_one(suite, served, slots):
     assert most == slots
 
 
+def test_a_cancelled_trial_is_stored_truncated_and_frees_its_slot(suite, tmp_path):
+    """A sample cancelled while its model generates (Inspect's time limit, a cancel): the
+    episode is ended as ``truncated`` and the one slot serves the next trial."""
+    replies = TraceReplies(load_suite(suite).items)
+    ended = []
+
+    async def scenario(episodes):
+        asked = asyncio.Event()
+
+        async def hang(messages, tools, tool_choice):
+            asked.set()
+            await asyncio.sleep(60)
+
+        async def trace(messages, tools, tool_choice):
+            return replies.reply(messages)
+
+        item = episodes.samples()[0]["id"]
+        stuck = asyncio.create_task(episodes.run(item, 1, hang, on_end=lambda s, m: ended.append(s)))
+        await asyncio.wait_for(asked.wait(), 60)
+        stuck.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await stuck
+        return await episodes.run(item, 2, trace)
+
+    with SuiteEpisodes(suite, slots=1, backend="cpu", out=tmp_path / "runs") as episodes:
+        summary, _ = asyncio.run(scenario(episodes))
+    assert [(s["verdict"], s["decisions"]) for s in ended] == [("truncated", 0)]
+    assert summary["verdict"] == "success" and summary["seed"] == 1
+
+
 def test_a_trial_of_an_unknown_item_or_epoch_is_refused(suite):
     episodes = SuiteEpisodes(suite, slots=1, backend="cpu")
     try:

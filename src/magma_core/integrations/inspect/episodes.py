@@ -105,8 +105,10 @@ class SuiteEpisodes:
         item = self._item(group, item_id, trial_seed(self.seed, epoch))
         async with self._slot(group):
             rollout = (await asyncio.to_thread(env.group, item, 1))[0]
+            # shielded: a cancel while the reset runs leaves it to finish, then ends the rollout
+            reset = asyncio.ensure_future(asyncio.to_thread(rollout.reset))
             try:
-                await asyncio.to_thread(rollout.reset)
+                await asyncio.shield(reset)
                 decisions = 0
                 while not rollout.done:
                     assert rollout.agent_input is not None
@@ -116,7 +118,9 @@ class SuiteEpisodes:
                     if on_step is not None:
                         on_step(step_event(result.info, decisions))
             finally:
-                if not rollout.done and rollout.slot is not None:  # synchronous: even while cancelled
+                if not reset.done():
+                    reset.add_done_callback(lambda _: rollout.end(ENDED_EARLY))
+                elif not rollout.done and rollout.slot is not None:  # synchronous: even while cancelled
                     rollout.end(ENDED_EARLY)
                 if rollout.record is not None and on_end is not None:
                     on_end(episode_summary(rollout.record), list(rollout.messages))
