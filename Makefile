@@ -198,6 +198,21 @@ screenshots: $(STAMP) chromium
 # pins collide with ours or with each other): Inspect AI, OpenEnv, LeRobot. Guides: docs/guides/.
 test-bridges: test-bridge-inspect test-bridge-openenv test-bridge-lerobot
 
+# Inspect AI (magma[inspect]: inspect-ai 0.3.285) in .venv-inspect: its fsspec pin (<=2026.6.0)
+# collides with the dev venv's (datasets resolves 2026.9.0). torch pinned first, as above.
+INSPECT_VENV := .venv-inspect
+INSPECT_STAMP := $(INSPECT_VENV)/.installed
+$(INSPECT_STAMP): pyproject.toml
+	test -x $(INSPECT_VENV)/bin/python || $(PY) -m venv $(INSPECT_VENV)
+	$(INSPECT_VENV)/bin/python -m pip install -q --upgrade pip
+	$(INSPECT_VENV)/bin/python -m pip install -q torch==2.13.0
+	echo "torch==2.13.0" > $(INSPECT_VENV)/torch-pin.txt
+	$(INSPECT_VENV)/bin/python -m pip install -q -c $(INSPECT_VENV)/torch-pin.txt -e '.[inspect]' 'pytest>=8'
+	touch $(INSPECT_STAMP)
+
+test-bridge-inspect: $(INSPECT_STAMP)
+	$(INSPECT_VENV)/bin/python -m pytest -m bridges tests/integrations/inspect -q -p no:randomly
+
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 

@@ -51,6 +51,7 @@ from magma_core.rl.step_batching import StepBatcher
 from magma_core.rl.tasks import TaskItem, TaskSource
 from magma_core.runs import AgentOutage, LoopLimits
 from magma_core.runs.assembly import build_judge, check_task, open_executor
+from magma_core.runs.limits import with_failed_calls
 from magma_core.runs.loop import build_input
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE
@@ -176,7 +177,8 @@ class TrainingEnv:
                 rollout.session = ChatSession()
                 view = self.executor.agent_view(slot)
                 rollout._text_only = view.text_only
-                turn = rollout.session.open(build_input(slot, view, rollout._memory))
+                rollout.agent_input = build_input(slot, view, rollout._memory)
+                turn = rollout.session.open(rollout.agent_input)
                 self._running[slot] = rollout
                 rollout._asked = time.perf_counter()
                 observations.append(Observation(turn.messages, turn.tools, rollout.digest))
@@ -214,7 +216,8 @@ class TrainingEnv:
                 done = self._should_end(rollout)
                 view = self.executor.agent_view(slot)
                 rollout._text_only = view.text_only
-                messages = rollout.session.next_input(build_input(slot, view, rollout._memory)).messages
+                rollout.agent_input = build_input(slot, view, rollout._memory)
+                messages = rollout.session.next_input(rollout.agent_input).messages
                 if done:
                     self._finish(rollout)
                     info.update(status=rollout.record["status"], episode=rollout.episode,
@@ -232,8 +235,9 @@ class TrainingEnv:
         if status != "running":
             return True
         end = self.limits.end_of(rollout._idle, rollout._decisions)  # the run loop's limits
-        if end is not None:
-            self.executor.end_episode(slot, *end)
+        if end is not None:  # with the run loop's reason, naming the episode's failed calls
+            steps = self.executor.record(slot).steps
+            self.executor.end_episode(slot, end[0], with_failed_calls(end[1], steps))
         return end is not None
 
     def _end(self, rollout: Rollout, reason: str) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from magma_core.protocol.agent import AgentInput
 from magma_core.rl.chat import ChatSession
 from magma_core.rl.tasks import TaskItem
 from magma_core.simulation.data_structures import Decision
@@ -56,6 +57,9 @@ class Rollout:
         self.record: dict[str, Any] | None = None  # the stored record, once done
         self.episode: int | None = None  # its index in the run store, once done
         self.digest = ""
+        #: The run loop's input for the next decision (its stage under ``extra_keys["stage"]``):
+        #: what the ``openai:`` agent would decode for (offered tools, ``tool_choice``).
+        self.agent_input: AgentInput | None = None
         self._decisions = 0
         self._idle = 0
         self._text_only = False
