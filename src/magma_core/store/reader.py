@@ -204,6 +204,11 @@ class StoreReader:
         with self._open(RunStore, "decision_images") as store:
             return [] if store is None else store.episode_images(name, episode, decision)
 
+    def control(self, name: str, episode: int) -> list[dict[str, Any]]:
+        """The control steps stored with the episode's decisions (``--record-control``)."""
+        with self._open(RunStore, "control_steps") as store:
+            return [] if store is None else store.episode_control(name, episode)
+
     def world(self, name: str, episode: int) -> dict[str, Any] | None:
         """The episode's scene and world states, or None when it was stored without them."""
         with self._open(RunStore, "episode_worlds") as store:
