@@ -1,0 +1,135 @@
+"""``magma export SOURCE --format lerobot``: the exporter plug-in (entry point ``magma.export``).
+
+Its rows are episodes, one per stored run episode that has control steps (a run made with
+``--record-control``): :func:`~.mapping.map_episode` of its record and steps, with where its
+world came from. Its writer lays them out as a LeRobot v3.0 dataset in ``OUT/lerobot/``
+(:mod:`.layout`), train episodes first, then validation (``info.json``'s ``splits``). With a
+render device each frame gets the world's render camera picture (``observation.images.
+render_camera``, :mod:`.camera`); without one the dataset has no camera feature and
+``info.json``'s ``magma.images`` says why (so does a warning line). What was left out (a
+generation, a run or episode without control steps) is a warning line too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from magma_core.export.exporter import Exporter, ExporterError
+from magma_core.export.rows import ExportForest
+from magma_core.export.settings import Notice
+from magma_core.integrations.lerobot.layout import write_dataset
+from magma_core.integrations.lerobot.mapping import map_episode
+from magma_core.render.device import render_unavailable
+from magma_core.render.video import VideoError
+from magma_core.runs.videos import world_of_run
+from magma_core.store.reader import StoreReader
+
+__all__ = ["FOLDER", "IMAGE_SIZE", "episode_rows", "lerobot", "write_lerobot"]
+
+FOLDER = "lerobot"  # the dataset's folder in the export's output folder
+IMAGE_SIZE = (256, 256)  # (height, width) of the camera frames
+NO_CONTROL = ("was made without --record-control: it has no control steps (run it again with "
+              "--record-control to export it as a LeRobot dataset)")
+
+
+def _images() -> dict[str, Any]:
+    """What the export does about camera frames, decided once (it goes into every row, so an
+    export made without a render device is redone when one is there)."""
+    reason = render_unavailable()
+    if reason is not None:
+        return {"camera": None, "reason": reason}
+    return {"camera": "render_camera", "height": IMAGE_SIZE[0], "width": IMAGE_SIZE[1]}
+
+
+def episode_rows(forest: ExportForest, settings: Any, refused: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """``(group, row)`` per exported episode (the group is the episode: the split unit);
+    each source left out, and each episode without control steps, adds a :class:`Notice`."""
+    del settings  # every recorded episode is exported, its verdicts with it
+    if forest.store_path is None:
+        refused.append(Notice("the lerobot format reads control steps from the store: this "
+                              "forest was not read from one"))
+        return []
+    reader = StoreReader(forest.store_path.parent, forest.store_path)
+    images = _images()
+    if images["camera"] is None:
+        refused.append(Notice(f"no camera frames in the dataset: {images['reason']}"))
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for source in forest.sources:
+        name = str(source.get("name"))
+        if source.get("kind") != "run":
+            refused.append(Notice(f"generation {name} is left out: control steps are recorded by "
+                                  "`magma run --record-control` only, not by magma gen yet"))
+            continue
+        config = source.get("config") or {}
+        if not config.get("record_control"):
+            refused.append(Notice(f"run {name} {NO_CONTROL}"))
+            continue
+        for summary in reader.episodes(name):
+            record = reader.episode_record(name, summary.episode) or {}
+            control = reader.control(name, summary.episode)
+            mapped = map_episode(record, control)
+            if not mapped["frames"]:
+                refused.append(Notice(f"episode {summary.episode} of run {name} took no control "
+                                      f"steps ({summary.status}): left out"))
+                continue
+            key = f"{name}:e{summary.episode}"
+            world = None
+            if images["camera"] is not None:
+                try:
+                    env_id, env_options, reset_options = world_of_run(config, int(record.get("seed", summary.seed)))
+                except VideoError as exc:  # the scenario cannot be loaded here
+                    raise ExporterError(f"run {name}: {exc}") from None
+                world = [env_id, env_options, reset_options]
+            rows.append((key, {"id": key, "run": name, "episode": summary.episode, "seed": summary.seed,
+                               "robots": list(record.get("robot_names") or []), "env_id": record.get("env_id"),
+                               "images": images, "world": world, **mapped}))
+    return rows
+
+
+def write_lerobot(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    """The LeRobot v3.0 dataset of ``splits``' episodes under ``output/lerobot`` (see the
+    module); the files written."""
+    episodes = [row for split in ("train", "validation") for row in splits.get(split, [])]
+    if not episodes:
+        return []
+    rates = sorted({float(e["rate"]) for e in episodes if e.get("rate")})
+    names = {tuple(e["names"]["state"]) for e in episodes} | {tuple(e["names"]["action"]) for e in episodes}
+    if len(rates) > 1 or len({tuple(e["names"]["state"]) for e in episodes}) > 1 or \
+            len({tuple(e["names"]["action"]) for e in episodes}) > 1:
+        raise ExporterError("a LeRobot dataset has one frame rate and one state/action layout: these "
+                         f"episodes have rates {rates} and {len(names)} layouts; export runs of one world")
+    fps = round(rates[0]) if rates else 20
+    images = episodes[0]["images"]
+    cameras = None
+    frame_image = None
+    if images.get("camera"):
+        from magma_core.integrations.lerobot.camera import FrameCameras  # the simulator, only to render
+
+        cameras = FrameCameras(images["height"], images["width"])
+
+        def frame_image(episode: dict[str, Any], frame: dict[str, Any]) -> bytes:
+            return cameras.png(tuple(episode["world"]), frame["world"] or {})
+    robots = sorted({r for e in episodes for r in e.get("robots") or []})
+    try:
+        return write_dataset(
+            output / FOLDER, episodes, fps=fps, state_names=episodes[0]["names"]["state"],
+            action_names=episodes[0]["names"]["action"],
+            splits={split: len(splits.get(split, [])) for split in ("train", "validation")},
+            robot_type="+".join(robots) or None, frame_image=frame_image,
+            image_size=(images["height"], images["width"]) if frame_image else None,
+            magma_info={"images": images, "control_rate_hz": rates[0] if rates else None,
+                        "sources": sorted({e["run"] for e in episodes}),
+                        "episodes": [e["id"] for e in episodes]},
+        )
+    finally:
+        if cameras is not None:
+            cameras.close()
+
+
+def lerobot() -> Exporter:
+    """The ``lerobot`` exporter (registered under the entry-point group ``magma.export``)."""
+    return Exporter("lerobot", episode_rows, stem=FOLDER, write=write_lerobot,
+                    description="run episodes recorded with --record-control as a LeRobot v3.0 dataset",
+                    explain_empty=lambda forest, settings: (
+                        "no episode has control steps: record them with magma run --record-control"))
