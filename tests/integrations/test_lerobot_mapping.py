@@ -16,7 +16,12 @@ import pytest
 from magma_core.export import ExportSettings, load_forest
 from magma_core.export import writers as export_writers
 from magma_core.integrations.lerobot import exporter as lerobot_exporter
-from magma_core.integrations.lerobot.layout import DATA_FILE, EPISODES_FILE, IMAGE_KEY, write_dataset
+from magma_core.integrations.lerobot.layout import (
+    DATA_FILE,
+    EPISODES_FILE,
+    IMAGE_KEY,
+    write_dataset,
+)
 from magma_core.integrations.lerobot.mapping import (
     feature_names,
     map_episode,
@@ -252,3 +257,43 @@ def test_the_exporter_is_registered_as_an_entry_point_and_not_imported_by_the_ex
     assert exporter.name == "lerobot" and exporter.write is not None
     assert {"pyarrow", "pandas"} <= {d.split(">")[0] for d in project["project"]["optional-dependencies"]["lerobot"]}
     assert "lerobot" not in sys.modules  # the library itself is never needed to write
+
+
+def test_with_a_render_device_each_frame_is_rendered_from_its_stored_world(tmp_path, lerobot_format, monkeypatch):
+    """The rendering path's plumbing, with the camera replaced (no device, no simulator here):
+    the episode's world is rebuilt from its run, every frame's stored world is rendered once,
+    the picture lands in its row and the cameras are closed."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import types
+
+    calls: list = []
+
+    class FakeCameras:
+        def __init__(self, height: int, width: int) -> None:
+            calls.append(("size", height, width))
+
+        def png(self, world, state) -> bytes:
+            calls.append(("png", world[0], state["actors"]["cube"][0]))
+            return b"\x89PNG" + bytes([len(calls)])
+
+        def close(self) -> None:
+            calls.append(("close",))
+
+    fake = types.ModuleType("magma_core.integrations.lerobot.camera")
+    fake.FrameCameras = FakeCameras
+    monkeypatch.setitem(sys.modules, "magma_core.integrations.lerobot.camera", fake)
+    monkeypatch.setattr(lerobot_exporter, "_images",
+                        lambda: {"camera": "render_camera", "height": 8, "width": 6})
+    _store(tmp_path)
+    report = export_writers.write_export(load_forest(tmp_path / "magma.db", "rc"),
+                                         ExportSettings(format="lerobot", validation_ratio=0), tmp_path / "out")
+    assert not any("no camera frames" in w for w in report.warnings)
+    root = tmp_path / "out" / "lerobot"
+    info = json.loads((root / "meta/info.json").read_text())
+    assert info["features"][IMAGE_KEY]["shape"] == [8, 6, 3] and info["magma"]["images"]["camera"] == "render_camera"
+    pngs = [c for c in calls if c[0] == "png"]
+    assert calls[0] == ("size", 8, 6) and calls[-1] == ("close",) and len(pngs) == 18
+    assert {c[1] for c in pngs} == {"MagmaCube-v1"}  # the run's world, rebuilt from its config
+    assert [c[2] for c in pngs[:3]] == pytest.approx([0.0, 0.1, 0.2])  # each frame's own world
+    images = pq.read_table(root / DATA_FILE).column(IMAGE_KEY).to_pylist()
+    assert [i["bytes"][-1] for i in images[:3]] == [2, 3, 4]

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from magma_core.store.control_steps import CONTROL_SCHEMA, ControlRow, episode_control, insert_control
+from magma_core.store.control_steps import (
+    CONTROL_SCHEMA,
+    ControlRow,
+    episode_control,
+    insert_control,
+)
 from magma_core.store.images import IMAGES_SCHEMA, ImageRow, episode_images, insert_images
 from magma_core.store.sqlite import STORE_VERSION, SQLiteStore
 from magma_core.text_safety import safe_value

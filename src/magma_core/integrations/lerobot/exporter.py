@@ -94,17 +94,17 @@ def write_lerobot(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list
     if not episodes:
         return []
     rates = sorted({float(e["rate"]) for e in episodes if e.get("rate")})
-    names = {tuple(e["names"]["state"]) for e in episodes} | {tuple(e["names"]["action"]) for e in episodes}
-    if len(rates) > 1 or len({tuple(e["names"]["state"]) for e in episodes}) > 1 or \
-            len({tuple(e["names"]["action"]) for e in episodes}) > 1:
+    layouts = {(tuple(e["names"]["state"]), tuple(e["names"]["action"])) for e in episodes}
+    if len(rates) > 1 or len(layouts) > 1:
         raise ExporterError("a LeRobot dataset has one frame rate and one state/action layout: these "
-                         f"episodes have rates {rates} and {len(names)} layouts; export runs of one world")
+                            f"episodes have rates {rates} and {len(layouts)} layouts; export runs of one world")
     fps = round(rates[0]) if rates else 20
     images = episodes[0]["images"]
     cameras = None
     frame_image = None
     if images.get("camera"):
-        from magma_core.integrations.lerobot.camera import FrameCameras  # the simulator, only to render
+        # the simulator is imported only when frames are rendered
+        from magma_core.integrations.lerobot.camera import FrameCameras
 
         cameras = FrameCameras(images["height"], images["width"])
 
