@@ -246,7 +246,7 @@ def test_a_run_without_control_steps_exports_nothing_and_says_how_to_record(tmp_
                                          ExportSettings(format="lerobot"), tmp_path / "out")
     assert report.rows == {"train": 0, "validation": 0} and report.files == {}
     assert any("run plain was made without --record-control" in w for w in report.warnings)
-    assert any("magma run --record-control" in w for w in report.warnings)
+    assert any("magma run (or gen) --record-control" in w for w in report.warnings)
 
 
 def test_the_exporter_is_registered_as_an_entry_point_and_not_imported_by_the_export_layer():

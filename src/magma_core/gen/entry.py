@@ -24,6 +24,7 @@ from typing import Any
 
 from magma_core.gen.assembly import GenParts
 from magma_core.gen.budget_check import budget_warning
+from magma_core.gen.control import RecordingEngine, RecordingStore
 from magma_core.gen.growing import grow_here, prepare
 from magma_core.gen.ray_trees import GrownTree, TreeJob, store_tree, tree_budget
 from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
@@ -111,12 +112,17 @@ class TreeWork:
         """Every tree in one engine here; an agent outage is a failure line."""
         spec = self.spec
         executor = open_executor(self.parts.task, spec.slots, spec.seed, self.parts.judge, spec.backend,
-                                 skills=self.parts.skills)
+                                 skills=self.parts.skills, record_control=spec.record_control)
+        engine: Any = executor
+        store: Any = self.store
+        if spec.record_control:  # each candidate's control steps, stored with it (gen.control)
+            engine = RecordingEngine(executor, executor.control_recorder)
+            store = RecordingStore(self.store, engine)
         try:
             listener("begin", None, self.plan(executor.num_slots))
             try:
                 coaching = {} if spec.coaching is None else {"coaching": spec.coaching}
-                self.summary = grow_here(self.parts, executor, self.store, self.name,
+                self.summary = grow_here(self.parts, engine, store, self.name,
                                          spec.settings(), spec.pacing, listener, **coaching)
             except AgentOutage as exc:
                 return [str(exc)]

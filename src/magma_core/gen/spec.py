@@ -55,6 +55,8 @@ class GenSpec:
     target_args: dict[str, Any] = field(default_factory=dict)  # the target's constructor kwargs
     skills: tuple[str, ...] | None = None  # skill names of the scenario (("all",): every one)
     user: str | None = None  # a simulated user puts each tree's instructions in its words
+    #: store each executed candidate's control steps (opt-in; see ``gen.control``)
+    record_control: bool = False
 
     def __post_init__(self) -> None:
         for key in ("branches", "max_per_stage", "max_nodes", "trees"):
@@ -64,6 +66,8 @@ class GenSpec:
         object.__setattr__(self, "out", Path(self.out))
         if self.coaching is not None and self.ray is not None:
             raise UserError("coaching does not apply with Ray yet: grow the generation without --ray")
+        if self.record_control and self.ray is not None:
+            raise UserError("--record-control does not apply with Ray yet: grow the generation without --ray")
         self.run_spec()  # the run-shaped values are checked as RunSpec checks them
 
     @property
@@ -98,7 +102,8 @@ class GenSpec:
         """The generation's configuration as stored with it."""
         config = {**self.shape(), "agent": self.agent, "slots": self.slots,
                   "max_nodes": self.max_nodes, "trees": self.trees,
-                  **({"ray": True} if self.ray is not None else {})}
+                  **({"ray": True} if self.ray is not None else {}),
+                  **({"record_control": True} if self.record_control else {})}
         model = model_facts(self.agent, self.agent_options)
         if model is not None:  # the model behind the agent: name, endpoint, options
             config["model"] = model

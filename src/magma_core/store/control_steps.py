@@ -5,8 +5,10 @@ keeps, per (run, episode, decision), the control steps that decision's tool call
 ``control_steps``: one row each, the steps as zlib-compressed JSON
 ``{"rate": Hz, "joints": {robot: [names]}, "steps": [{"qpos", "action", "world"}, ...]}``.
 ``decision`` counts from 1 (decision *k*'s motion); 0 holds the steps taken before the
-first decision (an entry transition's). Runs made without the flag have no rows. The table
-came with store version 5 (:func:`add_control_table` is the migration from version 4).
+first decision (an entry transition's). A generation made with ``--record-control`` keeps each
+executed candidate's steps in ``gen_control_steps``, one row per (generation, candidate), in the
+same form. Runs and generations made without the flag have no rows. Both tables came with
+store version 5 (:func:`add_control_table` is the migration from version 4).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import sqlite3
 import zlib
 from typing import Any
 
-__all__ = ["CONTROL_SCHEMA", "ControlRow", "add_control_table", "episode_control", "insert_control",
-           "pack_control"]
+__all__ = ["CONTROL_SCHEMA", "GEN_CONTROL_SCHEMA", "ControlRow", "add_control_table", "candidate_control",
+           "episode_control", "insert_candidate_control", "insert_control", "pack_control"]
 
 CONTROL_TABLE = "control_steps"
 CONTROL_SCHEMA = """
@@ -31,13 +33,26 @@ CREATE TABLE IF NOT EXISTS control_steps (
 )
 """
 
-#: (decision, number of steps, packed data) of one decision's control steps.
+GEN_CONTROL_SCHEMA = """
+CREATE TABLE IF NOT EXISTS gen_control_steps (
+    generation TEXT NOT NULL,
+    candidate INTEGER NOT NULL,
+    steps INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (generation, candidate)
+)
+"""
+
+#: (decision, number of steps, packed data) of one decision's control steps (for a
+#: generation's candidate: its id as the decision).
 ControlRow = tuple[int, int, bytes]
 
 
 def add_control_table(conn: sqlite3.Connection) -> None:
-    """Store version 4 -> 5: the ``control_steps`` table (nothing else changes)."""
+    """Store version 4 -> 5: the ``control_steps`` and ``gen_control_steps`` tables (nothing
+    else changes)."""
     conn.execute(CONTROL_SCHEMA)
+    conn.execute(GEN_CONTROL_SCHEMA)
 
 
 def pack_control(decision: int, rate: float | None, joints: dict[str, list[str]],
@@ -67,3 +82,22 @@ def episode_control(conn: sqlite3.Connection, run_name: str, episode: int) -> li
             return []
         raise
     return [{"decision": int(r[0]), **json.loads(zlib.decompress(r[1]))} for r in rows]
+
+
+def insert_candidate_control(conn: sqlite3.Connection, generation: str, row: ControlRow) -> None:
+    """Write one candidate's control steps (``row``'s decision is the candidate id; inside the
+    caller's transaction)."""
+    conn.execute("INSERT INTO gen_control_steps VALUES (?,?,?,?)", (generation, *row))
+
+
+def candidate_control(conn: sqlite3.Connection, generation: str) -> dict[int, dict[str, Any]]:
+    """Candidate id -> ``{"rate", "joints", "steps"}`` of every recorded candidate of a
+    generation (``{}`` without rows or without the table)."""
+    try:
+        rows = conn.execute("SELECT candidate, data FROM gen_control_steps WHERE generation = ? "
+                            "ORDER BY candidate", (generation,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return {}
+        raise
+    return {int(r[0]): json.loads(zlib.decompress(r[1])) for r in rows}

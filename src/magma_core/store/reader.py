@@ -290,6 +290,11 @@ class StoreReader:
         with self._open(GenerationStore, "gen_candidates") as store:
             return None if store is None else store.candidate(name, candidate)
 
+    def candidate_control(self, name: str) -> dict[int, dict[str, Any]]:
+        """Candidate id -> the control steps it took (``magma gen --record-control``)."""
+        with self._open(GenerationStore, "gen_control_steps") as store:
+            return {} if store is None else store.candidate_control(name)
+
     def coaching(self, name: str) -> list[Any]:
         """The generation's coaching rows (see :mod:`magma_core.store.coaching_rows`)."""
         with self._open(GenerationStore, "gen_coaching") as store:

@@ -44,6 +44,7 @@ MAGMA_TABLES = frozenset({
     "meta", "magma_leases", "runs", "episodes", "decisions", "tool_calls", "stage_outcomes",
     "episode_worlds", "bench_runs", "bench_failures", "generations", "gen_trees",
     "gen_situations", "gen_candidates", "gen_coaching", "decision_images", "control_steps",
+    "gen_control_steps",
 })
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -1,13 +1,14 @@
 """``magma export SOURCE --format lerobot``: the exporter plug-in (entry point ``magma.export``).
 
-Its rows are episodes, one per stored run episode that has control steps (a run made with
-``--record-control``): :func:`~.mapping.map_episode` of its record and steps, with where its
-world came from. Its writer lays them out as a LeRobot v3.0 dataset in ``OUT/lerobot/``
+Its rows are episodes (:mod:`.sources`): one per stored run episode that has control steps
+(a run made with ``--record-control``) and one per kept path of a generation made with
+``--record-control``, each :func:`~.mapping.map_episode` of its record and steps, with where
+its world came from. Its writer lays them out as a LeRobot v3.0 dataset in ``OUT/lerobot/``
 (:mod:`.layout`), train episodes first, then validation (``info.json``'s ``splits``). With a
 render device each frame gets the world's render camera picture (``observation.images.
 render_camera``, :mod:`.camera`); without one the dataset has no camera feature and
 ``info.json``'s ``magma.images`` says why (so does a warning line). What was left out (a
-generation, a run or episode without control steps) is a warning line too.
+run, generation or episode without control steps) is a warning line too.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from magma_core.export.exporter import Exporter, ExporterError
 from magma_core.export.rows import ExportForest
 from magma_core.export.settings import Notice
 from magma_core.integrations.lerobot.layout import write_dataset
-from magma_core.integrations.lerobot.mapping import map_episode
+from magma_core.integrations.lerobot.sources import generation_rows, run_rows
 from magma_core.render.device import render_unavailable
 from magma_core.render.video import VideoError
 from magma_core.runs.videos import world_of_run
@@ -29,8 +30,6 @@ __all__ = ["FOLDER", "IMAGE_SIZE", "episode_rows", "lerobot", "write_lerobot"]
 
 FOLDER = "lerobot"  # the dataset's folder in the export's output folder
 IMAGE_SIZE = (256, 256)  # (height, width) of the camera frames
-NO_CONTROL = ("was made without --record-control: it has no control steps (run it again with "
-              "--record-control to export it as a LeRobot dataset)")
 
 
 def _images() -> dict[str, Any]:
@@ -43,9 +42,9 @@ def _images() -> dict[str, Any]:
 
 
 def episode_rows(forest: ExportForest, settings: Any, refused: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """``(group, row)`` per exported episode (the group is the episode: the split unit);
-    each source left out, and each episode without control steps, adds a :class:`Notice`."""
-    del settings  # every recorded episode is exported, its verdicts with it
+    """``(group, row)`` per exported episode (:mod:`.sources`: a run's recorded episodes, a
+    generation's kept paths); each source left out, and each episode without control steps,
+    adds a :class:`Notice`."""
     if forest.store_path is None:
         refused.append(Notice("the lerobot format reads control steps from the store: this "
                               "forest was not read from one"))
@@ -54,37 +53,23 @@ def episode_rows(forest: ExportForest, settings: Any, refused: list[str]) -> lis
     images = _images()
     if images["camera"] is None:
         refused.append(Notice(f"no camera frames in the dataset: {images['reason']}"))
+    world_of = _world_of if images["camera"] is not None else None
     rows: list[tuple[str, dict[str, Any]]] = []
     for source in forest.sources:
-        name = str(source.get("name"))
-        if source.get("kind") != "run":
-            refused.append(Notice(f"generation {name} is left out: control steps are recorded by "
-                                  "`magma run --record-control` only, not by magma gen yet"))
-            continue
-        config = source.get("config") or {}
-        if not config.get("record_control"):
-            refused.append(Notice(f"run {name} {NO_CONTROL}"))
-            continue
-        for summary in reader.episodes(name):
-            record = reader.episode_record(name, summary.episode) or {}
-            control = reader.control(name, summary.episode)
-            mapped = map_episode(record, control)
-            if not mapped["frames"]:
-                refused.append(Notice(f"episode {summary.episode} of run {name} took no control "
-                                      f"steps ({summary.status}): left out"))
-                continue
-            key = f"{name}:e{summary.episode}"
-            world = None
-            if images["camera"] is not None:
-                try:
-                    env_id, env_options, reset_options = world_of_run(config, int(record.get("seed", summary.seed)))
-                except VideoError as exc:  # the scenario cannot be loaded here
-                    raise ExporterError(f"run {name}: {exc}") from None
-                world = [env_id, env_options, reset_options]
-            rows.append((key, {"id": key, "run": name, "episode": summary.episode, "seed": summary.seed,
-                               "robots": list(record.get("robot_names") or []), "env_id": record.get("env_id"),
-                               "images": images, "world": world, **mapped}))
+        if source.get("kind") == "run":
+            found = run_rows(reader, source, world_of, refused)
+        else:
+            found = generation_rows(reader, forest, source, settings.min_score, world_of, refused)
+        rows += [(group, {**row, "images": images}) for group, row in found]
     return rows
+
+
+def _world_of(config: dict[str, Any], seed: int) -> list[Any]:
+    """[env id, env options, reset options] of the world a stored episode of ``seed`` ran in."""
+    try:
+        return list(world_of_run(config, seed))
+    except VideoError as exc:  # the scenario cannot be loaded here
+        raise ExporterError(f"{config.get('preset')}: {exc}") from None
 
 
 def write_lerobot(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list[Path]:
@@ -130,6 +115,6 @@ def write_lerobot(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list
 def lerobot() -> Exporter:
     """The ``lerobot`` exporter (registered under the entry-point group ``magma.export``)."""
     return Exporter("lerobot", episode_rows, stem=FOLDER, write=write_lerobot,
-                    description="run episodes recorded with --record-control as a LeRobot v3.0 dataset",
+                    description="episodes recorded with --record-control as a LeRobot v3.0 dataset",
                     explain_empty=lambda forest, settings: (
-                        "no episode has control steps: record them with magma run --record-control"))
+                        "no episode has control steps: record them with magma run (or gen) --record-control"))
