@@ -107,3 +107,26 @@ def test_with_a_render_device_every_frame_has_the_camera_picture(recorded, tmp_p
     assert not torch.equal(item[IMAGE_KEY], far[IMAGE_KEY])  # the arm moved between them
     batch = next(iter(torch.utils.data.DataLoader(dataset, batch_size=8)))
     assert batch[IMAGE_KEY].shape == (8, 3, 256, 256)
+
+
+def test_a_generations_kept_paths_load_as_episodes(tmp_path, monkeypatch, capsys):
+    from magma_core.gen import GenSpec, generate
+
+    monkeypatch.setenv("MAGMA_RENDER", "off")
+    generate(GenSpec(PRESET, agent="noisy-trace", branches=2, max_nodes=12, slots=2, out=tmp_path,
+                     name="g", record_control=True))
+    code = main(["export", "g", "--out", str(tmp_path), "--format", "lerobot", "--validation-ratio", "0"])
+    assert code == 0
+    root = tmp_path / "exports" / "g-lerobot" / "lerobot"
+    dataset = lerobot_dataset.LeRobotDataset("magma/g", root=root)
+    control = StoreReader(tmp_path).candidate_control("g")
+    assert dataset.num_episodes >= 2
+    assert dataset.num_frames == sum(int(dataset.meta.episodes[i]["length"]) for i in range(dataset.num_episodes))
+    for index in range(dataset.num_episodes):
+        meta = dataset.meta.episodes[index]
+        last = int(meta["magma/source"].rsplit(":c", 1)[1])
+        assert meta["magma/status"] == "success" and last not in control  # the closing answer moved nothing
+        assert [s["success"] for s in meta["magma/segments"]] == ["FINISH", "FINISH"]
+        assert meta["length"] > 60  # a pick and a place at the control rate
+    batch = next(iter(torch.utils.data.DataLoader(dataset, batch_size=16)))
+    assert batch["observation.state"].shape == (16, 9) and batch["task"][0] == "Put the cube in zone A."
