@@ -7,12 +7,15 @@ and says why; with one, every frame has the render camera's picture."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local dataset: never the hub
+if importlib.util.find_spec("lerobot") is None:
+    pytest.skip("LeRobot is not installed: make test-bridge-lerobot", allow_module_level=True)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local dataset: never the hub (read at import)
 
 lerobot_dataset = pytest.importorskip(
     "lerobot.datasets.lerobot_dataset", reason="LeRobot is not installed: make test-bridge-lerobot")
