@@ -79,3 +79,10 @@ def test_kept_paths_export_as_lerobot_episodes(tmp_path, monkeypatch):
         assert segments[-1]["success"] == "FINISH"
     info = json.loads((root / "meta/info.json").read_text())
     assert info["total_episodes"] == len(paths) and info["fps"] == 20
+
+
+def test_a_generation_is_resumed_recorded_as_it_began(tmp_path):
+    _generate(tmp_path, 2, record=False)
+    with pytest.raises(UserError, match="grown without --record-control"):
+        generate(GenSpec(PRESET, agent="noisy-trace", branches=2, max_nodes=16, slots=2, out=tmp_path,
+                         name="g", record_control=True))

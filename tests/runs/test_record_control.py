@@ -12,6 +12,7 @@ from magma_core.simulation.executor import Executor
 from magma_core.simulation.executor.control_record import ControlRecorder
 from magma_core.store import open_store
 from magma_core.store.reader import StoreReader
+from magma_core.user_error import UserError
 
 pytestmark = pytest.mark.sim
 
@@ -94,3 +95,9 @@ def test_the_executor_runs_on_the_simulator_itself_unless_asked(tmp_path):
         assert after[0].get("restored") is True and not any(s.get("restored") for s in after[1:])
         recorded.reset_slot(1)
         assert recorder.take(1) == []
+
+
+def test_a_run_is_resumed_recorded_as_it_began(tmp_path):
+    run(RunSpec(target=PRESET, agent="trace", episodes=1, out=tmp_path, name="r"))
+    with pytest.raises(UserError, match="record_control"):
+        run(RunSpec(target=PRESET, agent="trace", episodes=2, out=tmp_path, name="r", record_control=True))

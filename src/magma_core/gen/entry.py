@@ -155,6 +155,9 @@ def _open_generation(spec: GenSpec, store: GenerationStore, name: str) -> dict[s
     if changed:
         raise UserError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
                         "choose another --name")
+    if bool(before.get("record_control")) != spec.record_control and store.trees(name):
+        raise UserError(f"generation {name!r} was grown {'with' if before.get('record_control') else 'without'} "
+                        "--record-control: resume it the same way (its candidates are recorded alike or not at all)")
     if spec.ray is not None and store.trees(name) and not before.get("ray"):
         raise UserError(f"generation {name!r} was grown without --ray: resume it without --ray "
                         "(with --ray a stored tree counts as finished)")

@@ -22,7 +22,7 @@ from magma_core.user_error import UserError
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 BACKENDS = ("auto", "cpu", "gpu")
 #: The settings a resumed run must keep: they decide what its episodes are.
-RESUME_KEYS = ("agent", "seed", "judge", "randomized", "target_args")
+RESUME_KEYS = ("agent", "seed", "judge", "randomized", "target_args", "record_control")
 OBSERVE_CHOICES = ("images",)  # RunSpec.observe
 
 
