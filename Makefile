@@ -213,6 +213,29 @@ $(INSPECT_STAMP): pyproject.toml
 test-bridge-inspect: $(INSPECT_STAMP)
 	$(INSPECT_VENV)/bin/python -m pytest -m bridges tests/integrations/inspect -q -p no:randomly
 
+# LeRobot (docs/guides/lerobot.md): lerobot 0.4.4, the newest release for Python 3.11 (0.5 and
+# later, 0.6.1 included, need Python >= 3.12). Its pins collide with ours: it wants torch < 2.11
+# and torchvision < 0.26, while we install torch 2.13.0 (whose CPU file lies on disk, beside which
+# PyPI's torchvision fails to import) and the machine's other pair is torch 2.14.1 + torchvision
+# 0.29.1; torch 2.9.1 + torchvision 0.24.1 (a CUDA build, about 7 GB in the venv, taken from this
+# machine's disk) fits both lerobot and ManiSkill, so .venv-lerobot holds lerobot, MAGMA and the
+# simulator with that pair pinned. The tests run a recorded episode on the simulator, export it
+# and load it with LeRobotDataset (offline: HF_HUB_OFFLINE=1, caches inside the venv).
+LEROBOT_VENV := .venv-lerobot
+LEROBOT_STAMP := $(LEROBOT_VENV)/.installed
+$(LEROBOT_STAMP): pyproject.toml
+	test -x $(LEROBOT_VENV)/bin/python || $(PY) -m venv $(LEROBOT_VENV)
+	$(LEROBOT_VENV)/bin/python -m pip install -q --upgrade pip
+	printf 'torch==2.9.1\ntorchvision==0.24.1\n' > $(LEROBOT_VENV)/pins.txt
+	$(LEROBOT_VENV)/bin/python -m pip install -q -c $(LEROBOT_VENV)/pins.txt torch==2.9.1 torchvision==0.24.1
+	$(LEROBOT_VENV)/bin/python -m pip install -q -c $(LEROBOT_VENV)/pins.txt 'lerobot==0.4.4'
+	$(LEROBOT_VENV)/bin/python -m pip install -q -c $(LEROBOT_VENV)/pins.txt -e '.[lerobot]' pytest
+	$(LEROBOT_VENV)/bin/python -c "import lerobot, torch, torchvision; print('lerobot', lerobot.__version__, 'torch', torch.__version__, 'torchvision', torchvision.__version__)"
+	touch $(LEROBOT_STAMP)
+
+test-bridge-lerobot: $(LEROBOT_STAMP)
+	HF_HUB_OFFLINE=1 HF_HOME=$(CURDIR)/$(LEROBOT_VENV)/hf-home $(LEROBOT_VENV)/bin/python -m pytest -m bridges tests/integrations/lerobot -q
+
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 

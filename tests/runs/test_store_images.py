@@ -62,5 +62,5 @@ def test_a_version_3_store_is_read_as_is_and_migrated_for_writing(tmp_path):
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     conn.close()
-    assert STORE_VERSION == 4 and version == "4" and "decision_images" in tables
+    assert version == str(STORE_VERSION) and "decision_images" in tables
     assert StoreReader(tmp_path).images("r", 1)[0]["data"] == PNG

@@ -69,6 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_agent_options(parser)
     add_config_option(parser)
     add_user_option(parser, "tree")
+    parser.add_argument("--record-control", action="store_true",
+                        help="also store each executed candidate's control steps (joint state and "
+                        "command; opt-in, for magma export --format lerobot)")
     parser.add_argument("--concurrency", type=positive_int, default=None,
                         help="agent requests in flight at most (default: one per slot)")
     parser.add_argument("--batch-window", type=non_negative_float, default=0.0, metavar="SECONDS",
@@ -102,6 +105,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         target_args=dict(getattr(args, "ctor_args", {})),
         skills=tuple(args.skills) if args.skills else None,
         user=args.user, fresh_scenes=not args.reuse_scenes,
+        record_control=args.record_control,
     )
 
 

@@ -131,6 +131,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "make render); stored with the episode and exported with it",
     )
     parser.add_argument(
+        "--record-control", action="store_true",
+        help="also store every control step's joint state and commanded action (opt-in: for "
+        "robot-learning datasets, magma export --format lerobot; off by default, free when off)",
+    )
+    parser.add_argument(
         "--concurrency", type=positive_int, default=None,
         help="agent requests in flight at most (default: one per slot)",
     )
@@ -208,6 +213,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         user=args.user,
         observe=tuple(args.observe or ()),
         fresh_scenes=not args.reuse_scenes,
+        record_control=args.record_control,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from magma_core.store import scores as sc
@@ -47,6 +48,8 @@ class ExportForest:
     sources: list[dict[str, Any]] = field(default_factory=list)
     #: validated coaching repairs: (chosen coached candidate, rejected failed decision), siblings
     repairs: list[tuple[str, str]] = field(default_factory=list)
+    #: the store the forest was read from (exporters that read more of it, e.g. control steps)
+    store_path: Path | None = None
 
     def children(self) -> dict[str, list[Candidate]]:
         out: dict[str, list[Candidate]] = {}

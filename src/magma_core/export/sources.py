@@ -45,8 +45,11 @@ def load_forest(store_path: Path, name: str, *, coached: bool = True) -> ExportF
     store = StoreReader(store_path.parent, store_path)
     generation = store.get_generation(name)
     if generation is not None:
-        return _from_generation(store, name, generation, coached)
-    return _from_run(store, name)
+        forest = _from_generation(store, name, generation, coached)
+    else:
+        forest = _from_run(store, name)
+    forest.store_path = store_path
+    return forest
 
 
 def _from_generation(store: StoreReader, name: str, generation: dict[str, Any],

@@ -24,6 +24,7 @@ from typing import Any
 
 from magma_core.gen.assembly import GenParts
 from magma_core.gen.budget_check import budget_warning
+from magma_core.gen.control import RecordingEngine, RecordingStore
 from magma_core.gen.growing import grow_here, prepare
 from magma_core.gen.ray_trees import GrownTree, TreeJob, store_tree, tree_budget
 from magma_core.gen.spec import GenPlan, GenResult, GenSpec, TreeSummary
@@ -111,12 +112,18 @@ class TreeWork:
         """Every tree in one engine here; an agent outage is a failure line."""
         spec = self.spec
         executor = open_executor(self.parts.task, spec.slots, spec.seed, self.parts.judge, spec.backend,
-                                 skills=self.parts.skills, fresh_scene=spec.fresh_scenes)
+                                 skills=self.parts.skills, fresh_scene=spec.fresh_scenes,
+                                 record_control=spec.record_control)
+        engine: Any = executor
+        store: Any = self.store
+        if spec.record_control:  # each candidate's control steps, stored with it (gen.control)
+            engine = RecordingEngine(executor, executor.control_recorder)
+            store = RecordingStore(self.store, engine)
         try:
             listener("begin", None, self.plan(executor.num_slots))
             try:
                 coaching = {} if spec.coaching is None else {"coaching": spec.coaching}
-                self.summary = grow_here(self.parts, executor, self.store, self.name,
+                self.summary = grow_here(self.parts, engine, store, self.name,
                                          spec.settings(), spec.pacing, listener, **coaching)
             except AgentOutage as exc:
                 return [str(exc)]
@@ -149,6 +156,9 @@ def _open_generation(spec: GenSpec, store: GenerationStore, name: str) -> dict[s
     if changed:
         raise UserError(f"generation {name!r} was grown with other settings {changed} (stored, given); "
                         "choose another --name")
+    if bool(before.get("record_control")) != spec.record_control and store.trees(name):
+        raise UserError(f"generation {name!r} was grown {'with' if before.get('record_control') else 'without'} "
+                        "--record-control: resume it the same way (its candidates are recorded alike or not at all)")
     if spec.ray is not None and store.trees(name) and not before.get("ray"):
         raise UserError(f"generation {name!r} was grown without --ray: resume it without --ray "
                         "(with --ray a stored tree counts as finished)")

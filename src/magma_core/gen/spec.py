@@ -59,6 +59,8 @@ class GenSpec:
     #: False keeps each slot's scene: about 35 ms less per candidate, worlds then depend on the
     #: slot's past (``--reuse-scenes``)
     fresh_scenes: bool = True
+    #: store each executed candidate's control steps (opt-in; see ``gen.control``)
+    record_control: bool = False
 
     def __post_init__(self) -> None:
         for key in ("branches", "max_per_stage", "max_nodes", "trees"):
@@ -68,6 +70,8 @@ class GenSpec:
         object.__setattr__(self, "out", Path(self.out))
         if self.coaching is not None and self.ray is not None:
             raise UserError("coaching does not apply with Ray yet: grow the generation without --ray")
+        if self.record_control and self.ray is not None:
+            raise UserError("--record-control does not apply with Ray yet: grow the generation without --ray")
         self.run_spec()  # the run-shaped values are checked as RunSpec checks them
 
     @property
@@ -103,7 +107,8 @@ class GenSpec:
         config = {**self.shape(), "agent": self.agent, "slots": self.slots,
                   "max_nodes": self.max_nodes, "trees": self.trees,
                   **({"ray": True} if self.ray is not None else {}),
-                **({} if self.fresh_scenes else {"fresh_scenes": False})}
+                  **({} if self.fresh_scenes else {"fresh_scenes": False}),
+                  **({"record_control": True} if self.record_control else {})}
         model = model_facts(self.agent, self.agent_options)
         if model is not None:  # the model behind the agent: name, endpoint, options
             config["model"] = model

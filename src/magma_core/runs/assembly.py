@@ -188,7 +188,7 @@ def freeze_loaded_objects() -> None:
 def open_executor(
     task: BaseTask, slots: int, seed: int, judge: Judge | None, backend: str,
     env_options: dict[str, Any] | None = None, skills: list[type] | None = None,
-    render: bool = False, fresh_scene: bool = True,
+    render: bool = False, fresh_scene: bool = True, record_control: bool = False,
 ) -> Executor:
     """The engine with ``slots`` slots; a simulator that cannot start is a user error.
     The first engine of a process first calls :func:`freeze_loaded_objects`."""
@@ -196,7 +196,7 @@ def open_executor(
     try:
         return Executor(task, num_slots=slots, seed=seed, judge=judge, backend=backend,
                         env_options=env_options, skills=skills, render=render,
-                        fresh_scene=fresh_scene)
+                        fresh_scene=fresh_scene, record_control=record_control)
     except UserError:
         raise
     except ValueError as exc:
@@ -220,12 +220,13 @@ def run_episodes(
     observe_images = "images" in spec.observe
     executor = open_executor(parts.task, slots, spec.seed, parts.judge, spec.backend,
                              spec.env_options, parts.skills, render=observe_images,
-                             fresh_scene=spec.fresh_scenes)
+                             fresh_scene=spec.fresh_scenes, record_control=spec.record_control)
     if listener is not None and hasattr(parts.agent, "on_notice"):  # retries, warnings
         parts.agent.on_notice = lambda line: listener("notice", None, line)
     options: dict[str, Any] = dict(episodes=spec.episodes, seed=spec.seed, limits=spec.limits,
                                    listener=listener, episode_source=episode_source,
-                                   pacing=spec.pacing, observe_images=observe_images)
+                                   pacing=spec.pacing, observe_images=observe_images,
+                                   control=executor.control_recorder)
     try:
         if parts.episode_tasks is None:
             loop = RunLoop(parts.task, parts.agent, executor, store, spec.run_name, **options)

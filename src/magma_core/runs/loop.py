@@ -35,6 +35,7 @@ from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import JUDGE_UNAVAILABLE, AgentView, StepOutcome
 from magma_core.simulation.tasks import BaseTask
 from magma_core.store import EpisodeSummary, RunStore, episode_rows, episode_summary
+from magma_core.store.control_steps import pack_control
 from magma_core.text_safety import safe_text, safe_value
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ class EpisodeState:
     agent_steps: list[dict[str, Any]] = field(default_factory=list)  # usage per decision
     last_error: DecisionError | None = None  # the last decision, when it was an error
     images: list[tuple] = field(default_factory=list)  # --observe images: store.images rows
+    control: list[tuple] = field(default_factory=list)  # --record-control: store.control_steps rows
 
     def agent_totals(self) -> dict[str, Any]:
         """Tokens, model calls and agent latency summed over the episode's decisions."""
@@ -144,6 +146,7 @@ class RunLoop:
         episode_source: Iterable[int] | None = None,
         pacing: Pacing | None = None,
         observe_images: bool = False,
+        control: Any = None,
     ) -> None:
         self.task = task
         self.agent = agent
@@ -158,6 +161,8 @@ class RunLoop:
         self.episode_source = episode_source
         self.pacing = pacing or Pacing()
         self.observe_images = observe_images  # camera images in each input (observe_images)
+        self.control = control  # --record-control: the engine's ControlRecorder (or None)
+        self._joints: dict[str, list[str]] | None = None
 
     def pending(self) -> deque[int]:
         """The episodes of this run not yet in the store, in order."""
@@ -243,6 +248,7 @@ class RunLoop:
         self.executor.reset_slot(slot, seed)
         state = EpisodeState(episode, seed, slot, initial_memory(self.task))
         active[slot] = state
+        self._keep_control(state)  # steps of the start (an entry transition's), as decision 0
         self.listener("start", state, self.executor.agent_view(slot))
         self._report_warnings(state)
 
@@ -274,7 +280,21 @@ class RunLoop:
             state.idle = self.limits.idle_after(state.idle, acted, views[slot].text_only)
             decisions[slot] = decision
             state.last_error = decision if isinstance(decision, DecisionError) else None
-        return self.executor.submit(decisions)
+        outcomes = self.executor.submit(decisions)
+        for slot in sorted(decisions):
+            self._keep_control(active[slot])
+        return outcomes
+
+    def _keep_control(self, state: EpisodeState) -> None:
+        """With ``--record-control``: the control steps the slot took since the last call,
+        as the store row of its current decision (0 before the first)."""
+        if self.control is None:
+            return
+        steps = self.control.take(state.slot)
+        if steps:
+            if self._joints is None:
+                self._joints = self.control.joint_names()
+            state.control.append(pack_control(state.decisions, self.control.rate, self._joints, steps))
 
     def _should_end(self, state: EpisodeState, outcome: StepOutcome) -> bool:
         status = self.executor.status(state.slot)
@@ -304,6 +324,8 @@ class RunLoop:
         rows = episode_rows(record)
         if state.images:
             rows = replace(rows, images=tuple(state.images))
+        if state.control:
+            rows = replace(rows, control=tuple(state.control))
         self.store.save_episode(self.run_name, summary, document, rows)
         self.listener("end", state, summary)
         return summary

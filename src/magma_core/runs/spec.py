@@ -22,7 +22,7 @@ from magma_core.user_error import UserError
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 BACKENDS = ("auto", "cpu", "gpu")
 #: The settings a resumed run must keep: they decide what its episodes are.
-RESUME_KEYS = ("agent", "seed", "judge", "randomized", "target_args")
+RESUME_KEYS = ("agent", "seed", "judge", "randomized", "target_args", "record_control")
 OBSERVE_CHOICES = ("images",)  # RunSpec.observe
 
 
@@ -81,6 +81,10 @@ class RunSpec:
     #: a fresh PhysX scene per episode: stored worlds bit-identical whatever the timing (and
     #: after a resume), for 30-40 ms per episode; False reuses each slot's scene
     fresh_scenes: bool = True
+    #: record every control step's joint state and commanded action per decision (opt-in,
+    #: for robot-learning exports: ``magma export --format lerobot``; see
+    #: ``simulation.executor.control_record``)
+    record_control: bool = False
 
     def __post_init__(self) -> None:
         for key in ("episodes", "slots", "workers"):
@@ -145,6 +149,8 @@ class RunSpec:
             config["observe"] = list(self.observe)
         if not self.fresh_scenes:
             config["fresh_scenes"] = False
+        if self.record_control:
+            config["record_control"] = True
         if self.agent_options:
             config["agent_options"] = self.agent_options
         if self.judge_options:

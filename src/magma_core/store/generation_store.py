@@ -20,6 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.store.coaching_rows import CANDIDATE_COLUMNS, COACHING_SCHEMA, CoachingRows
+from magma_core.store.control_steps import (
+    GEN_CONTROL_SCHEMA,
+    ControlRow,
+    candidate_control,
+    insert_candidate_control,
+)
 from magma_core.store.sqlite import SQLiteStore
 
 OPEN, PARKED, CLOSED = "open", "parked", "closed"
@@ -144,7 +150,7 @@ class GenerationStore(CoachingRows, SQLiteStore):
     with their coaching rows (:class:`~magma_core.store.coaching_rows.CoachingRows`)."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
-        super().__init__(path, SCHEMA + COACHING_SCHEMA, check_same_thread=False,
+        super().__init__(path, SCHEMA + COACHING_SCHEMA + GEN_CONTROL_SCHEMA + ";", check_same_thread=False,
                          read_only=read_only)
         self._add_missing_columns("gen_trees", TREE_COLUMNS)
         self._add_missing_columns("gen_candidates", CANDIDATE_COLUMNS)
@@ -209,14 +215,18 @@ class GenerationStore(CoachingRows, SQLiteStore):
         return [dict(r) | {"tools": json.loads(r["tools"])} for r in rows]
 
     def add_candidate(
-        self, name: str, candidate: CandidateRow, child: NewSituation | None, close_situation: bool
+        self, name: str, candidate: CandidateRow, child: NewSituation | None, close_situation: bool,
+        control: ControlRow | None = None,
     ) -> None:
         """Insert one executed candidate and the situation it led to, atomically; with
-        ``close_situation`` its situation is marked closed (all its candidates are stored)."""
+        ``close_situation`` its situation is marked closed (all its candidates are stored);
+        ``control``: its control steps (``--record-control``, :mod:`.control_steps`)."""
         with self._transaction() as conn:
             if child is not None:
                 self._insert_situation(conn, name, child)
             self._insert_candidate(conn, name, candidate)
+            if control is not None:
+                insert_candidate_control(conn, name, control)
             if close_situation:
                 conn.execute(
                     "UPDATE gen_situations SET status = ? WHERE generation = ? AND id = ?",
@@ -325,6 +335,10 @@ class GenerationStore(CoachingRows, SQLiteStore):
             "SELECT * FROM gen_candidates WHERE generation = ? AND id = ?", (name, candidate)
         ).fetchone()
         return None if row is None else _candidate_row(row)
+
+    def candidate_control(self, name: str) -> dict[int, dict[str, Any]]:
+        """Candidate id -> its control steps (``--record-control``; see :mod:`.control_steps`)."""
+        return candidate_control(self._conn, name)
 
     def counts(self, name: str) -> dict[str, int]:
         """Situations, candidates and successful candidates of a generation."""

@@ -204,6 +204,11 @@ class StoreReader:
         with self._open(RunStore, "decision_images") as store:
             return [] if store is None else store.episode_images(name, episode, decision)
 
+    def control(self, name: str, episode: int) -> list[dict[str, Any]]:
+        """The control steps stored with the episode's decisions (``--record-control``)."""
+        with self._open(RunStore, "control_steps") as store:
+            return [] if store is None else store.episode_control(name, episode)
+
     def world(self, name: str, episode: int) -> dict[str, Any] | None:
         """The episode's scene and world states, or None when it was stored without them."""
         with self._open(RunStore, "episode_worlds") as store:
@@ -284,6 +289,11 @@ class StoreReader:
     def candidate(self, name: str, candidate: int) -> CandidateRow | None:
         with self._open(GenerationStore, "gen_candidates") as store:
             return None if store is None else store.candidate(name, candidate)
+
+    def candidate_control(self, name: str) -> dict[int, dict[str, Any]]:
+        """Candidate id -> the control steps it took (``magma gen --record-control``)."""
+        with self._open(GenerationStore, "gen_control_steps") as store:
+            return {} if store is None else store.candidate_control(name)
 
     def coaching(self, name: str) -> list[Any]:
         """The generation's coaching rows (see :mod:`magma_core.store.coaching_rows`)."""

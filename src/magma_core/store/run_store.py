@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.store.control_steps import (
+    CONTROL_SCHEMA,
+    ControlRow,
+    episode_control,
+    insert_control,
+)
 from magma_core.store.images import IMAGES_SCHEMA, ImageRow, episode_images, insert_images
 from magma_core.store.sqlite import STORE_VERSION, SQLiteStore
 from magma_core.text_safety import safe_value
@@ -88,7 +94,7 @@ CREATE TABLE IF NOT EXISTS episode_worlds (
     states BLOB NOT NULL,
     PRIMARY KEY (run_name, episode)
 );
-""" + IMAGES_SCHEMA + ";\n"
+""" + IMAGES_SCHEMA + ";\n" + CONTROL_SCHEMA + ";\n"
 
 
 def pack_world(world: dict[str, Any]) -> tuple[str, bytes]:
@@ -134,6 +140,7 @@ class EpisodeRows:
     stage_outcomes: list[tuple] = ()  # (stage, success, state, tool_calls, forgiven)
     world: dict[str, Any] | None = None  # {"scene": ..., "states": [start, after step 0, ...]}
     images: tuple[ImageRow, ...] = ()  # (decision, camera, media_type, w, h, bytes): store.images
+    control: tuple[ControlRow, ...] = ()  # (decision, steps, data): store.control_steps
 
 
 class RunStore(SQLiteStore):
@@ -262,6 +269,8 @@ class RunStore(SQLiteStore):
                 )
             if rows.images:
                 insert_images(conn, run_name, summary.episode, rows.images)
+            if rows.control:
+                insert_control(conn, run_name, summary.episode, rows.control)
             conn.execute("UPDATE runs SET updated_at = ? WHERE name = ?", (time.time(), run_name))
 
     def episodes(self, run_name: str) -> list[EpisodeSummary]:
@@ -292,6 +301,10 @@ class RunStore(SQLiteStore):
         """The camera images the agent saw at each decision (see :mod:`.images`)."""
         return episode_images(self._conn, run_name, episode, decision)
 
+    def episode_control(self, run_name: str, episode: int) -> list[dict[str, Any]]:
+        """The control steps of each decision (``--record-control``; see :mod:`.control_steps`)."""
+        return episode_control(self._conn, run_name, episode)
+
     def count(self, table: str, run_name: str) -> int:
         if table not in {"episodes", "decisions", "tool_calls", "stage_outcomes"}:
             raise ValueError(f"unknown table {table!r}")
@@ -311,4 +324,5 @@ def safe_rows(rows: EpisodeRows) -> EpisodeRows:
         stage_outcomes=table("stage_outcomes"),
         world=rows.world,  # numbers and names the engine wrote, not agent text
         images=tuple(rows.images),  # camera pictures the engine rendered
+        control=tuple(rows.control),  # numbers the engine recorded
     )

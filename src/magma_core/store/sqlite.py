@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Self
 
 from magma_core.store.coaching_rows import CANDIDATE_COLUMNS, COACHING_SCHEMA
+from magma_core.store.control_steps import add_control_table
 from magma_core.store.images import add_images_table
 from magma_core.user_error import UserError
 
 #: The store format this MAGMA writes (the ``meta`` row ``schema_version``).
-STORE_VERSION = 4
+STORE_VERSION = 5
 FORMAT = "magma"  # the ``meta`` row ``format``: the marker that this file is a MAGMA store
 SQLITE_HEADER = b"SQLite format 3\x00"
 QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024  # quick_check on open below this size (cheap)
@@ -42,7 +43,8 @@ LOCK_TIMEOUT_S = 30.0
 MAGMA_TABLES = frozenset({
     "meta", "magma_leases", "runs", "episodes", "decisions", "tool_calls", "stage_outcomes",
     "episode_worlds", "bench_runs", "bench_failures", "generations", "gen_trees",
-    "gen_situations", "gen_candidates", "gen_coaching", "decision_images",
+    "gen_situations", "gen_candidates", "gen_coaching", "decision_images", "control_steps",
+    "gen_control_steps",
 })
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -93,6 +95,7 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _v2_to_v3,
     3: add_images_table,  # the camera images of --observe images (store.images)
+    4: add_control_table,  # the control steps of --record-control (store.control_steps)
 }
 
 

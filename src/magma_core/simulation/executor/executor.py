@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from magma_core.simulation.data_structures.verdict import Judge
+from magma_core.simulation.executor.control_record import ControlRecorder
 from magma_core.simulation.executor.decision_steps import (
     end_episode,
     failed_start,
@@ -72,6 +73,8 @@ class Executor:
         skills: run with skills (``BaseSkill`` classes; ``[]``: the plain tools as one-call
             skills and ``cancel_current_action``); None: the task's own ``skills`` class
             attribute if it has one, else plain tools (see ``skill_steps``).
+        record_control: record every control step's joint state and command per slot
+            (:attr:`control_recorder`, see ``control_record``; default off: free).
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class Executor:
         sim: Simulator | None = None,
         motion: MotionDriver | None = None,
         skills: Sequence[type] | None = None,
+        record_control: bool = False,
     ) -> None:
         if not isinstance(task, BaseTask):
             raise TypeError(f"Executor needs a BaseTask, got {type(task).__name__}")
@@ -112,6 +116,9 @@ class Executor:
                 fresh_scene=fresh_scene,
             )
         self._owns_sim = owns_sim
+        self._control: ControlRecorder | None = None
+        if record_control:  # opt-in: the engine runs on the recording wrapper
+            sim = self._control = ControlRecorder(sim)
         try:
             if getattr(sim, "num_slots", num_slots) != num_slots:
                 raise ValueError(f"sim has {sim.num_slots} slots, executor wants {num_slots}")
@@ -146,6 +153,11 @@ class Executor:
     @property
     def tool_descriptions(self) -> list[dict[str, Any]]:
         return copy.deepcopy(self._ctx.tool_descriptions)
+
+    @property
+    def control_recorder(self) -> ControlRecorder | None:
+        """The control-rate recorder (``record_control=True``), else None."""
+        return self._control
 
     @property
     def sim(self) -> Simulator:
