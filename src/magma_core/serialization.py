@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from magma_core.json_types import JSONDict
+
 SPEC_KEYS = frozenset({"type", "arguments"})
 TYPE_TAG = "__magma_type__"
 
@@ -250,16 +252,16 @@ class SpecSerializable:
     """Mixin: ``to_spec`` / ``from_spec`` through the class's own ``_to_spec_arguments()``,
     else through its constructor arguments read from same-named attributes."""
 
-    def _spec_arguments(self) -> dict[str, Any]:
+    def _spec_arguments(self) -> dict[str, object]:
         if "_to_spec_arguments" in type(self).__dict__:
             return self._to_spec_arguments()  # type: ignore[attr-defined]
         return extract_constructor_arguments(self)
 
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         """The spec: the class's own ``_to_spec_arguments()``, else its constructor arguments."""
         return object_to_spec(self, self._spec_arguments())
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> Any:
+    def from_spec(cls, spec: JSONDict) -> Any:
         """Rebuild an instance of ``cls`` (or a subclass) from its spec."""
         return object_from_spec(spec, cls)

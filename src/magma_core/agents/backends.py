@@ -44,7 +44,7 @@ class BackendPool:
     """``ChatClient``-like: one client per ``(base_url, model)`` backend, the first being the
     primary (its ``base_url`` and ``model`` are the pool's); ``options`` go to every client."""
 
-    def __init__(self, backends: Sequence[tuple[str, str]], routing: str = "failover", **options: Any) -> None:
+    def __init__(self, backends: Sequence[tuple[str, str]], routing: str = "failover", **options: object) -> None:
         if not backends:
             raise ValueError("a backend pool needs at least one backend")
         if routing not in ROUTINGS:
@@ -88,7 +88,7 @@ class BackendPool:
         raise ChatError(last.code, f"all {len(self.clients)} backends failed: " + "; ".join(failures),
                         last.raw, last.latency_s, len(log), log, last.request)
 
-    def list_models(self, *args: Any, **kwargs: Any) -> Any:
+    def list_models(self, *args: object, **kwargs: object) -> Any:
         """The primary backend's model list (see ``ChatClient.list_models``)."""
         return self.clients[0].list_models(*args, **kwargs)
 
@@ -106,7 +106,7 @@ class BackendPool:
 
 
 def chat_client(base_url: str, model: str, backends: Sequence[tuple[str, str]] = (),
-                routing: str = "failover", **options: Any) -> ChatClient | BackendPool:
+                routing: str = "failover", **options: object) -> ChatClient | BackendPool:
     """A :class:`ChatClient` for one backend, a :class:`BackendPool` when ``backends`` lists
     more than ``(base_url, model)``."""
     if len(backends) > 1:

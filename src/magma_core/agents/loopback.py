@@ -74,7 +74,7 @@ class LoopbackAgentServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: Any) -> None:
+            def log_message(self, *args: object) -> None:
                 pass
 
             def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:

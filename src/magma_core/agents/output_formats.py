@@ -120,7 +120,7 @@ class FormattedChatAgent(OpenAIChatAgent):
     """The ``openai:`` agent with its ``output_format`` and ``prompt_template`` options applied
     (see the module); it takes the same arguments as :class:`OpenAIChatAgent`."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.json_format = self.options.output_format == "json"
         self.template, self.template_whole = (load_template(self.options.prompt_template)

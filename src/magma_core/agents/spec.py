@@ -129,7 +129,7 @@ def model_identity(text: str | None) -> dict[str, Any] | None:
     return probe(spec.base_url, spec.model)
 
 
-def from_spec(text: str, *, trace: Any = None, chat_options: ChatOptions | None = None, **options: Any) -> Agent:
+def from_spec(text: str, *, trace: Any = None, chat_options: ChatOptions | None = None, **options: object) -> Agent:
     """Build the agent a spec string names. ``trace`` (a ``PerfectTrace``) is required for
     ``trace``; ``options`` go to the agent's constructor (e.g. ``timeout``, ``retries``).
     ``chat_options`` (:class:`ChatOptions`) configure an ``openai`` agent; an ``http`` agent
@@ -173,7 +173,7 @@ def chat_agent_class(options: ChatOptions | None) -> type[OpenAIChatAgent]:
     return OpenAIChatAgent
 
 
-def build_agent(text: str, *, trace: Any = None, check: bool = True, **options: Any) -> Agent:
+def build_agent(text: str, *, trace: Any = None, check: bool = True, **options: object) -> Agent:
     """The agent ``text`` names, ready to use: built by :func:`from_spec`, then (``http`` and
     ``openai`` agents, unless ``check`` is False) checked with ``agent.check()``.
 

@@ -48,7 +48,7 @@ class SummarisingChatAgent(FormattedChatAgent):
 
     component_summary = "summariser"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.threshold = int(self.options.summarise_after or 5000)
         self._summaries: OrderedDict[tuple[str, int], Any] = OrderedDict()

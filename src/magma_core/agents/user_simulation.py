@@ -225,7 +225,7 @@ def with_simulated_user(task: Any, user: RuleParaphraser, seed: int) -> Any:
     return task
 
 
-def user_from_spec(spec: str | None, **options: Any) -> RuleParaphraser:
+def user_from_spec(spec: str | None, **options: object) -> RuleParaphraser:
     """``builtin`` (or None) -> :class:`RuleParaphraser`; ``openai:...`` -> :class:`ModelUser`."""
     if spec is None or spec.strip() in ("", "builtin"):
         return RuleParaphraser()

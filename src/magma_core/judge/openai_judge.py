@@ -117,7 +117,7 @@ class OpenAIJudge:
         self.client.close()
 
 
-def from_spec(text: str, chat_options: ChatOptions | None = None, **options: Any) -> Judge:
+def from_spec(text: str, chat_options: ChatOptions | None = None, **options: object) -> Judge:
     """``none`` -> :class:`AcceptAllJudge`; ``openai:MODEL[@BASE_URL]`` -> :class:`OpenAIJudge`.
 
     ``chat_options`` (the ``[judge]`` table of an ``--agent-config`` file) set the judge's

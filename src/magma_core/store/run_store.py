@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.store.images import IMAGES_SCHEMA, ImageRow, episode_images, insert_images
 from magma_core.store.sqlite import STORE_VERSION, SQLiteStore
 from magma_core.text_safety import safe_value
@@ -121,7 +122,7 @@ class EpisodeSummary:
     agent_latency_s: float = 0.0  # time spent waiting for the agent
     reason: str = ""  # why an episode that did not succeed ended (the record's reason)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return dict(self.__dict__)
 
 

@@ -94,7 +94,7 @@ class MagmaButtonsEnv(DefaultEnv):
     #: Button colour -> (x, y) of its centre on the table.
     button_centers: dict[str, tuple[float, float]] = BUTTON_CENTERS
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         self.buttons: dict[str, Articulation] = {}
         super().__init__(*args, **kwargs)
 
@@ -181,7 +181,7 @@ class MagmaButtonsDuoEnv(MagmaButtonsEnv):
 
     button_centers = BUTTON_CENTERS_DUO
 
-    def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: Any):
+    def __init__(self, *args: object, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: object):
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
 
     def robot_base_poses(self) -> list[sapien.Pose]:

@@ -127,7 +127,7 @@ class ButtonsStage(BaseTaskStage):
             error_parameters=StageErrorParameters(errors, len(errors), len(errors)),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         goals = self.goals[0].goal_list if isinstance(self.goals[0], And) else self.goals
         return {
             "goals": list(goals),

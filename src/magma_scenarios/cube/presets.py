@@ -54,7 +54,7 @@ class SwitchMachineOn(BaseTaskStage):
             global_parameters=StageGlobalParameters(reset_at_end=reset_at_end),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"reset_at_end": self.global_parameters.reset_at_end}
 
 

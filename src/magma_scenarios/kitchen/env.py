@@ -152,7 +152,7 @@ class MagmaKitchenEnv(DefaultEnv):
         Other arguments go to :class:`~magma_core.simulation.envs.DefaultEnv`.
     """
 
-    def __init__(self, *args: Any, latched: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: object, latched: bool = False, **kwargs: object) -> None:
         if not isinstance(latched, bool):
             raise ValueError(f"latched must be a bool, got {latched!r}")
         self.start_latched = latched

@@ -60,7 +60,7 @@ class GuardedObjectsToZones(ObjectsToZones):
             for obj in objects:
                 self.goals.append(NotAt(obj, zone, strict=True, thresh=ZONE_THRESH))
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"placements": self.placements, "instruction": self.instruction_text,
                 "flag_answer_to_user": self.stage_input.flag_answer_to_user, "kept": self.kept,
                 "closed": self.closed, "objects": self.all_objects, "zones": self.all_zones}

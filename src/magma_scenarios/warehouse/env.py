@@ -58,7 +58,7 @@ def initial_occupant() -> list[int]:
 class MagmaWarehouseEnv(DefaultEnv):
     """Two Pandas sharing a row of slots; see the module docstring."""
 
-    def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: Any):
+    def __init__(self, *args: object, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: object):
         self.boxes: dict[str, Actor] = {}
         self.slots: dict[str, Actor] = {}
         super().__init__(*args, robot_uids=robot_uids, **kwargs)

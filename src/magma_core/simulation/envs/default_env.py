@@ -82,10 +82,10 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
 
     def __init__(
         self,
-        *args: Any,
+        *args: object,
         robot_uids: str | tuple[str, ...] = "panda",
         robot_init_qpos_noise: float = 0.02,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         if isinstance(robot_uids, str):
             names = [robot_uids]
@@ -129,7 +129,7 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         spacing = 0.7
         return [sapien.Pose(p=[-0.615, (i - (n - 1) / 2) * spacing, 0.0]) for i in range(n)]
 
-    def _load_agent(self, options: dict, *args: Any, **kwargs: Any) -> None:
+    def _load_agent(self, options: dict, *args: object, **kwargs: object) -> None:
         poses = self.robot_base_poses()
         super()._load_agent(options, poses if len(poses) > 1 else poses[0])
 
@@ -413,8 +413,8 @@ class DefaultMultiAgentEnv(DefaultEnv):
     (default two Pandas), robots are named ``"<uid>-<i>"``, and on GPU the simulation gets
     more contact memory."""
 
-    def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"),
-                 **kwargs: Any) -> None:
+    def __init__(self, *args: object, robot_uids: tuple[str, ...] = ("panda", "panda"),
+                 **kwargs: object) -> None:
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
 
     @property

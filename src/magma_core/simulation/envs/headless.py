@@ -27,7 +27,7 @@ _PATCHED = False
 class _HeadlessRenderMaterial:
     """Stand-in for ``sapien.render.RenderMaterial`` when nothing can render."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         self.args = args
         self.kwargs = kwargs
         self.base_color = kwargs.get("base_color", [1.0, 1.0, 1.0, 1.0])

@@ -430,7 +430,7 @@ class RobotHandle:
         return f"RobotHandle({self._resolve()!r})"
 
 
-def _make(env_id: str, **kwargs: Any) -> BaseEnv:
+def _make(env_id: str, **kwargs: object) -> BaseEnv:
     try:
         env = gym.make(env_id, **kwargs)
     except gym.error.NameNotFound as exc:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import Decision, DecisionError, ToolCall
 from magma_core.simulation.data_structures.decisions import RefusedToolCall
 
@@ -23,7 +24,7 @@ class NormalizedCall:
     target_robot_name: str | None
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         arguments = self.arguments if isinstance(self.arguments, dict) else repr(self.arguments)
         return {"name": self.name, "arguments": arguments, "target_robot_name": self.target_robot_name}
 
@@ -37,7 +38,7 @@ class NormalizedDecision:
     error: str | None = None
     raw: Any = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         out: dict[str, Any] = {"say": self.say, "tool_calls": [c.to_dict() for c in self.calls]}
         if self.error is not None:
             out["error"] = self.error

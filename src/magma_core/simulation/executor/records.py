@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import StageState, StageSuccess, ToolErrorFlag
 from magma_core.simulation.data_structures.jsonable import jsonable
 from magma_core.simulation.executor.normalize import NormalizedDecision
@@ -36,7 +37,7 @@ class ViewMessage:
     kind: ViewKind
     content: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"kind": self.kind, "content": self.content}
 
 
@@ -67,7 +68,7 @@ class AgentView:
     feedback: dict[str, Any] | None = None
     callable_tools: list[str] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "slot": self.slot,
             "instruction": self.instruction,
@@ -113,7 +114,7 @@ class CallOutcome:
         verb = "succeed" if self.ok else "failed"
         return f"{self.robot or '?'}: {self.tool} {verb} with message: {self.message}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "robot": self.robot,
             "tool": self.tool,
@@ -177,7 +178,7 @@ class StepOutcome:
     def episode_over(self) -> bool:
         return self.status != RUNNING
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "slot": self.slot,
             "step_index": self.step_index,
@@ -217,7 +218,7 @@ class StepRecord:
     notes: list[str] = field(default_factory=list)
     error_descriptions: list[str] = field(default_factory=list)  # the stage's active errors
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return jsonable(self.__dict__)
 
 
@@ -239,7 +240,7 @@ class StageRecord:
     active_errors: dict[str, Any] = field(default_factory=dict)
     error_descriptions: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return jsonable(self.__dict__)
 
 
@@ -294,7 +295,7 @@ class EpisodeRecord:
         """The scene geometry and the world state at the start and after each step."""
         return {"scene": jsonable(self.scene), "states": jsonable(self.worlds)}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "task": self.task,
             "env_id": self.env_id,

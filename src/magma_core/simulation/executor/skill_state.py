@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import decode_value, encode_value
 from magma_core.simulation.skills import (
     CANCEL_CURRENT_ACTION,
@@ -140,7 +141,7 @@ class SkillSlotState:
             "before_resume": None if self.before_resume is None else self.before_resume.to_data(),
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         """A readable summary (for records and the tool tester)."""
         return {
             "running": {r: w.label() for r, w in self.running.items()},

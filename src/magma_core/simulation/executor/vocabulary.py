@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import Decision, ToolCall
 from magma_core.simulation.data_structures.decisions import RefusedToolCall
 from magma_core.simulation.executor.engine import Engine
@@ -78,7 +79,7 @@ class PublicVocabularyExecutor:
         self._feedback_overrides.clear()
         self.executor.reset(seed)
 
-    def reset_slot(self, slot: int, seed: int | None = None, **options: Any) -> None:
+    def reset_slot(self, slot: int, seed: int | None = None, **options: object) -> None:
         self._feedback_overrides.pop(slot, None)
         self.executor.reset_slot(slot, seed, **options)
 
@@ -152,7 +153,7 @@ class RecordWithVocabulary:
             raise AttributeError(name)
         return getattr(self.record, name)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         out = self.record.to_dict()
         out["randomization"] = copy.deepcopy(self.randomization)
         return out
