@@ -20,6 +20,7 @@ from magma_core.simulation.tasks.perfect_trace import (
     MessageEvent,
     PerfectTrace,
     ToolCallEvent,
+    TraceEvent,
     UserEvent,
 )
 
