@@ -11,8 +11,8 @@ machine that can render; :func:`backend_kwargs` gives the matching ``gym.make`` 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
 import sapien.pysapien
 import sapien.render
@@ -32,7 +32,7 @@ class _HeadlessRenderMaterial:
         self.kwargs = kwargs
         self.base_color = kwargs.get("base_color", [1.0, 1.0, 1.0, 1.0])
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Callable[..., None]:
         if name.startswith("set_"):
             return lambda *args, **kwargs: None
         raise AttributeError(name)
