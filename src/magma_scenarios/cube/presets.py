@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
+from magma_core.json_types import JSONValue
 from magma_core.simulation.data_structures import (
     SituationInit,
     StageInput,
@@ -29,7 +28,7 @@ ENV_ID = "MagmaCube-v1"
 ATTRIBUTES = {"objects": ["cube"], "areas": ["zone_a", "zone_b"], "machines": ["machine"]}
 
 
-def _call(name: str, **arguments: Any) -> ToolCallEvent:
+def _call(name: str, **arguments: JSONValue) -> ToolCallEvent:
     return ToolCallEvent([ToolCall(name, arguments, "panda")])
 
 

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import Log
+from magma_core.simulation.data_structures.tools import ErrorArgs
 from magma_core.simulation.data_structures.verdict import Judge
+from magma_core.simulation.errors.base import BaseError
 from magma_core.simulation.executor.motion import MotionDriver
 from magma_core.simulation.executor.records import (
     RUNNING,
@@ -22,15 +24,13 @@ from magma_core.simulation.executor.records import (
     ViewMessage,
 )
 from magma_core.simulation.executor.simulator import Simulator
+from magma_core.simulation.executor.skill_state import SkillAPI, SkillSlotState
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks import BaseTask
+from magma_core.simulation.tools import BaseToolsAPI
 
-if TYPE_CHECKING:  # named for the annotations only
-    from magma_core.simulation.data_structures.tools import ErrorArgs
+if TYPE_CHECKING:  # the simulator's type, named for the annotations only (no simulator import)
     from magma_core.simulation.envs.sim_batch import WorldSnapshot
-    from magma_core.simulation.errors.base import BaseError
-    from magma_core.simulation.executor.skill_state import SkillAPI, SkillSlotState
-    from magma_core.simulation.stage import BaseTaskStage
-    from magma_core.simulation.tools import BaseToolsAPI
 
 # At most this many failed calls per stage are forgiven (not counted against the budget)
 # because the system caused them: an injected error, or a motion the planner could not plan.
