@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-from magma_core.json_types import JSONValue
-
 REPLACEMENT = "\ufffd"
 MAX_DEPTH = 200
 #: Lone surrogates, C0 controls but tab/newline/return, DEL and C1 controls.
@@ -31,14 +29,14 @@ def is_safe(text: str) -> bool:
     return _UNSAFE.search(text) is None
 
 
-def safe_value(value: object, max_depth: int = MAX_DEPTH) -> JSONValue:
+def safe_value(value: object, max_depth: int = MAX_DEPTH) -> object:
     """A copy of ``value`` whose strings are all safe; containers nested deeper than
     ``max_depth`` become the string ``"[nested too deep]"``. Other values are kept as they are
     (tuples become lists)."""
     return _safe(value, max_depth)
 
 
-def _safe(value: object, depth: int) -> JSONValue:
+def _safe(value: object, depth: int) -> object:
     if isinstance(value, str):
         return safe_text(value)
     if isinstance(value, dict):

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import register_value_type
 
 
@@ -78,9 +79,16 @@ class Pose:
         return Pose((x, y, z), self.q)
 
 
+def _decode_pose(data: JSONDict) -> Pose:
+    p, q = data["p"], data["q"]
+    if not isinstance(p, list) or not isinstance(q, list):
+        raise TypeError("A pose value holds the lists 'p' and 'q'")
+    return Pose(tuple(p), tuple(q))  # type: ignore[arg-type]  # __post_init__ checks and converts
+
+
 register_value_type(
     "pose", Pose,
     encode=lambda pose: {"p": list(pose.p), "q": list(pose.q)},
-    decode=lambda data: Pose(tuple(data["p"]), tuple(data["q"])),
+    decode=lambda data: _decode_pose(data),
     keys={"p", "q"},
 )
