@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.repl_parser import ReplCommand, ReplSyntaxError, parse_command
 from magma_core.cli.run import add_skills_option, non_negative_int, positive_int
+from magma_core.json_types import JSONDict
 from magma_core.text_safety import safe_text
 
 if TYPE_CHECKING:
     from magma_core.simulation.executor.engine import Engine
+    from magma_core.simulation.executor.records import AgentView, StepOutcome
+    from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
+    from magma_core.simulation.skills import BaseSkill
+    from magma_core.simulation.tasks import BaseTask
 
 PROMPT = "magma> "
 HELP = """commands:
@@ -73,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         executor.close()
 
 
-def public_vocabulary(executor: Any, task: Any, args: argparse.Namespace, skills: Any) -> Any:
+def public_vocabulary(executor: Engine, task: BaseTask, args: argparse.Namespace, skills: Sequence[type[BaseSkill]] | None) -> PublicVocabularyExecutor:
     """The engine behind the public-vocabulary seam, every slot in the vocabulary drawn with
     ``args.seed`` (as ``magma run --randomized`` draws episode 0's): one command, typed in
     that vocabulary, runs on every slot."""
@@ -102,7 +107,7 @@ class Repl:
         self.out = out
         self.notice = notice
 
-    def _tools(self) -> list[dict[str, Any]]:
+    def _tools(self) -> list[JSONDict]:
         """The tool schema the engine's slots offer (slot 0's: every slot runs one task)."""
         return self.executor.agent_view(0).tools
 
@@ -214,7 +219,7 @@ class Repl:
         for slot in running:
             self.show_outcome(slot, outcomes[slot], before[slot])
 
-    def show_outcome(self, slot: int, outcome: Any, stage_before: int | None = None) -> None:
+    def show_outcome(self, slot: int, outcome: StepOutcome, stage_before: int | None = None) -> None:
         for call in outcome.calls:
             verdict = "ok" if call.ok else f"failed ({call.failure_flag.value})"
             self.say(f"[slot {slot}] {call.robot}.{call.tool}: {verdict}: {call.message}")
@@ -261,7 +266,7 @@ class Repl:
         for robot, label in skills.to_dict()["suspended"].items():
             self.say(f"[slot {slot}] suspended on {robot}: {label}")
 
-    def describe_stage(self, view: Any, limits: bool = False) -> str:
+    def describe_stage(self, view: AgentView, limits: bool = False) -> str:
         """``k/n (kind): goal``; with ``limits``, the stage's target and maximum tool calls."""
         stage = self.executor.stages_for()[view.stage_index]
         kind = "text-only" if view.text_only else "action"
@@ -288,7 +293,7 @@ class Repl:
             self.say(f"  {tool['name']}({params}) - {tool['description']}")
 
 
-def _shown(view: Any) -> str:
+def _shown(view: AgentView) -> str:
     """The view's instruction: the user's words, or the engine's feedback text."""
     if view.kind == "user":
         return f"(user) {view.instruction}"

@@ -11,16 +11,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magma_core.export.rows import Candidate, ExportForest, Situation
+from magma_core.json_types import JSONDict
 from magma_core.render.images import stored_entry
 from magma_core.scenarios import load_target
 from magma_core.scenarios.episode_tasks import EpisodeTasks
 from magma_core.simulation.tasks import TaskDefinition, task_from_json
 from magma_core.store import scores as sc
 from magma_core.store.reader import StoreReader
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tasks import BaseTask
+    from magma_core.store.generation_store import CandidateRow, SituationRow
 
 
 class SourceError(ValueError):
@@ -39,9 +45,9 @@ def load_forest(store_path: Path, name: str, *, coached: bool = True) -> ExportF
     return _from_run(store, name)
 
 
-def _from_generation(store: StoreReader, name: str, generation: dict[str, Any],
+def _from_generation(store: StoreReader, name: str, generation: JSONDict,
                      coached: bool = True) -> ExportForest:
-    source: dict[str, Any] = {"kind": "generation", "name": name, "target": generation["target"],
+    source: JSONDict = {"kind": "generation", "name": name, "target": generation["target"],
                               "config": generation["config"]}
     trees = store.trees(name)
     if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomised generation
@@ -75,9 +81,9 @@ def _from_generation(store: StoreReader, name: str, generation: dict[str, Any],
 _ORIGIN = {"fixed": "coached", "recovery": "recovery"}
 
 
-def _coached_subtrees(situations: list[Any], candidates: list[Any]) -> set[int]:
+def _coached_subtrees(situations: list[SituationRow], candidates: list[CandidateRow]) -> set[int]:
     """The ids of coached candidates and of every candidate below one."""
-    below: dict[int, list[Any]] = {}
+    below: dict[int, list[CandidateRow]] = {}
     for c in candidates:
         below.setdefault(c.situation, []).append(c)
     todo = [c for c in candidates if c.coaching]
@@ -90,7 +96,7 @@ def _coached_subtrees(situations: list[Any], candidates: list[Any]) -> set[int]:
     return out
 
 
-def _validated_repairs(store: StoreReader, name: str, candidates: list[Any]) -> list[tuple[int, int]]:
+def _validated_repairs(store: StoreReader, name: str, candidates: list[CandidateRow]) -> list[tuple[int, int]]:
     """(coached candidate, the failed decision it replaced at the same situation) for every
     repair of a proven coaching attempt."""
     by_id = {c.id: c for c in candidates}
@@ -112,7 +118,7 @@ def _validated_repairs(store: StoreReader, name: str, candidates: list[Any]) -> 
     return pairs
 
 
-def _tree_source(tree: dict[str, Any], target: str) -> dict[str, Any]:
+def _tree_source(tree: JSONDict, target: str) -> JSONDict:
     """What the manifest says about a tree: its seed, its task (name and the SHA-256 of its
     stored JSON) and the vocabulary mapping its agent saw."""
     task = tree["task"]
@@ -152,15 +158,15 @@ def _from_run(runs: StoreReader, name: str) -> ExportForest:
     return forest
 
 
-def _bench_tasks(runs: StoreReader, bench: str) -> Any:
+def _bench_tasks(runs: StoreReader, bench: str) -> Callable[[int], BaseTask]:
     """``episode -> task`` of benchmark run ``bench``: trial k of the item at position i is
     episode ``i * K + k``; the item's frozen task is read from the suite folder the run
     names (``items/ITEM.json``); a moved or missing suite is a one-line :class:`SourceError`."""
     config = (runs.get_bench(bench) or {}).get("config") or {}
     folder, items, trials = Path(config.get("suite_dir", "")), config.get("items") or [], int(config.get("trials") or 1)
-    cache: dict[int, Any] = {}
+    cache: dict[int, BaseTask] = {}
 
-    def task(episode: int) -> Any:
+    def task(episode: int) -> BaseTask:
         index = episode // trials
         if index not in cache:
             item_id = items[index]["item_id"] if index < len(items) else "?"
@@ -175,22 +181,22 @@ def _bench_tasks(runs: StoreReader, bench: str) -> Any:
     return task
 
 
-def _task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _task_vocabulary(task: Any) -> tuple[list[JSONDict], JSONDict]:
     return task.Tools_cls.get_api_description(), dict(task.situation_init.attributes)
 
 
-def _image_keys(images: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def _image_keys(images: list[JSONDict]) -> dict[int, JSONDict]:
     """Decision (from 1) -> the ``extra_keys`` its input carried: the stored camera images
     (``--observe images``) as protocol entries (``render.images.stored_entry``)."""
-    out: dict[int, dict[str, Any]] = {}
+    out: dict[int, JSONDict] = {}
     for image in images:
         out.setdefault(int(image["decision"]), {"images": []})["images"].append(stored_entry(image))
     return out
 
 
-def _add_episode(forest: ExportForest, run: str, episode: int, record: dict[str, Any],
-                 tools: list[dict[str, Any]], attributes: dict[str, Any],
-                 images: list[dict[str, Any]] | None = None) -> None:
+def _add_episode(forest: ExportForest, run: str, episode: int, record: JSONDict,
+                 tools: list[JSONDict], attributes: JSONDict,
+                 images: list[JSONDict] | None = None) -> None:
     attributes = dict(attributes, known_robots=list(record.get("robot_names") or []))
     extra = _image_keys(images or [])
     steps = record.get("steps") or []
