@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
+from typing_extensions import TypeAliasType
+
 __all__ = ["JSONDict", "JSONScalar", "JSONValue"]
 
 JSONScalar: TypeAlias = None | bool | int | float | str
-JSONValue: TypeAlias = JSONScalar | list["JSONValue"] | dict[str, "JSONValue"]
+# A TypeAliasType (PEP 695's alias, from typing_extensions on 3.11) so that pydantic, and so
+# FastAPI's request and response models, resolve the recursion as the type checker does.
+JSONValue = TypeAliasType(
+    "JSONValue", "None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]"
+)
 JSONDict: TypeAlias = dict[str, JSONValue]
