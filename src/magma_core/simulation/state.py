@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import cast
 
 import torch
 
@@ -79,10 +80,14 @@ def assign_slot(
     for key, value in slot_state.items():
         if key not in state:
             raise KeyError(f"state has no key {key!r}")
+        target = state[key]
         if isinstance(value, Mapping):
-            assign_slot(state[key], slot, value, source_slot)
+            if not isinstance(target, dict):
+                raise TypeError(f"state[{key!r}] is a tensor where slot_state holds a tree")
+            assign_slot(target, slot, value, source_slot)
         elif isinstance(value, torch.Tensor):
-            target = state[key]
+            if not isinstance(target, torch.Tensor):
+                raise TypeError(f"state[{key!r}] is a tree where slot_state holds a tensor")
             target[slot] = value[source_slot].to(device=target.device, dtype=target.dtype)
     return state
 
@@ -95,9 +100,9 @@ def stack_states(states: Sequence[Mapping[str, StateNode]]) -> StateTree:
     out: StateTree = {}
     for key, value in first.items():
         if isinstance(value, Mapping):
-            out[key] = stack_states([s[key] for s in states])
+            out[key] = stack_states([cast(Mapping[str, StateNode], s[key]) for s in states])
         elif isinstance(value, torch.Tensor):
-            out[key] = torch.cat([s[key] for s in states], dim=0)
+            out[key] = torch.cat([cast(torch.Tensor, s[key]) for s in states], dim=0)
         else:
             out[key] = [s[key] for s in states]
     return out
@@ -265,7 +270,7 @@ def restore_disallowed_actors(
                 "actor protection skipped: source layout for actor %r does not match", name
             )
             return state
-    for name in protected:
-        leaf = actors[name]
-        leaf[env_id] = source_actors[name][src_row].to(device=leaf.device, dtype=leaf.dtype)
+    for name in protected:  # every one a tensor of a matching layout (checked above)
+        leaf, src = cast(torch.Tensor, actors[name]), cast(torch.Tensor, source_actors[name])
+        leaf[env_id] = src[src_row].to(device=leaf.device, dtype=leaf.dtype)
     return state

@@ -27,11 +27,13 @@ def _check_thresh(thresh: object) -> float:
 def keyword_alias(cls: str, ours: tuple[str, T | None], theirs: tuple[str, T | None]) -> T:
     """One argument given under our name or the predecessor's (``obj_name``, ``location``)."""
     (name, value), (old_name, old_value) = ours, theirs
-    if value is None and old_value is None:
-        raise TypeError(f"{cls} missing required argument {name!r} (or {old_name!r})")
     if value is not None and old_value is not None and value != old_value:
         raise TypeError(f"{cls} got both {name}={value!r} and {old_name}={old_value!r}")
-    return value if value is not None else old_value
+    if value is not None:
+        return value
+    if old_value is not None:
+        return old_value
+    raise TypeError(f"{cls} missing required argument {name!r} (or {old_name!r})")
 
 
 def inside(obs: dict[str, object], obj: str, area: str, thresh: float) -> torch.Tensor:

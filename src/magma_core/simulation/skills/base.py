@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, cast
 
-from magma_core.json_types import JSONDict
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.simulation.data_structures import ToolErrorFlag
 
 #: The reserved skill name that cancels the robot's running (or suspended) action.
@@ -127,9 +127,15 @@ def build_mono_tool_skill_class(tool: JSONDict) -> type[MonoToolSkill]:
         name=str(tool["name"]),
         description=str(tool.get("description", "")),
         required_tools=[str(tool["name"])],
-        argument_schema=dict(tool.get("parameters") or {}),
+        argument_schema=cast(dict[str, JSONDict], dict(_mapping(tool.get("parameters") or {}))),
     )
     return type(f"{spec.name}MonoToolSkill", (MonoToolSkill,), {"spec": spec})
+
+
+def _mapping(value: JSONValue) -> JSONDict:
+    if not isinstance(value, dict):
+        raise TypeError(f"a tool's parameters are a mapping, got {type(value).__name__}")
+    return value
 
 
 class CancelCurrentActionSkill(BaseSkill):

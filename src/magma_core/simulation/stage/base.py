@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import torch
 
@@ -40,7 +40,10 @@ from magma_core.simulation.stage.parameters import (
 )
 from magma_core.simulation.stage.scorers import BaseScorer
 
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_T = TypeVar("_T", bound="DataclassInstance")
 
 _BUDGETS = ("target_tool_calls", "max_tool_calls")
 
@@ -271,7 +274,8 @@ class BaseTaskStage:
     ) -> StageState:
         """The budget score, from tool calls net of forgiven ones."""
         stage_success = StageSuccess(stage_success)
-        if stage_success is not StageSuccess.FINISH and effective_tool_calls >= self.max_tool_calls:
+        if (stage_success is not StageSuccess.FINISH and self.max_tool_calls is not None
+                and effective_tool_calls >= self.max_tool_calls):
             return StageState.EXCEEDED
         if self.target_tool_calls is None:
             return StageState.UNASSESSED

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from magma_core.json_types import JSONDict, JSONValue
 from magma_core.serialization import contract_base, object_from_spec, object_to_spec
@@ -78,7 +78,7 @@ class BaseScorer:
         return object_from_spec(spec, BaseScorer)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.to_spec() == self.to_spec()  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.to_spec() == self.to_spec()
 
     def __hash__(self) -> int:
         return hash(repr(self.to_spec()))
@@ -218,7 +218,7 @@ _FIRST_ARGUMENT = {"contains": "text", "exact": "text", "one_of": "options", "re
                    "numeric": "value"}
 
 
-def scorer_from_config(config: JSONValue) -> BaseScorer:
+def scorer_from_config(config: BaseScorer | Mapping[str, JSONValue] | JSONValue) -> BaseScorer:
     """A scorer from a suite spec's short form: ``{contains: pasta}``, ``{exact: two}``,
     ``{one_of: [two, "2"]}``, ``{regex: "^\\\\d+ cans?$"}``, ``{numeric: 2, tolerance: 0.5}``,
     plus options (``case_sensitive``, ``full``); or a full spec ``{type: "module:Class",
@@ -239,7 +239,13 @@ def scorer_from_config(config: JSONValue) -> BaseScorer:
     kind = kinds[0]
     options = {k: v for k, v in config.items() if k != kind}
     first = _FIRST_ARGUMENT.get(kind)
-    arguments = {first: config[kind], **options} if first else {**dict(config[kind] or {}), **options}
+    value = config[kind]
+    if first:
+        arguments = {first: value, **options}
+    elif value is None or isinstance(value, dict):
+        arguments = {**(value or {}), **options}
+    else:
+        raise ValueError(f"{kind} takes a mapping of its arguments, got {value!r}")
     try:
         return SCORERS[kind](**arguments)
     except TypeError as exc:

@@ -164,7 +164,7 @@ class ModifAttributesBaseStage(BaseTaskStage):
         if mode not in EDIT_MODES:
             raise ValueError(f"ModifAttributesBaseStage.mode must be ADD or REMOVE, got {mode!r}")
         if isinstance(stage_input, Mapping):
-            stage_input = StageInput(**stage_input)
+            stage_input = StageInput(**stage_input)  # type: ignore[arg-type]  # StageInput checks them
         self.mode, self.val_name, self.att_name = mode, val_name, att_name
         self.target_tool_calls, self.max_tool_calls = target_tool_calls, max_tool_calls
         verb = "Add" if mode == "ADD" else "Remove"

@@ -47,15 +47,16 @@ class ToolRegistration:
     def api_description(self) -> JSONDict:
         """What the agent sees: name, description, parameters (description, type, required,
         and ``values_from`` where declared)."""
-        parameters: dict[str, JSONDict] = {}
+        parameters: JSONDict = {}
         for p, spec in self.params_spec.items():
-            parameters[p] = {
+            entry: JSONDict = {
                 "description": spec["description"],
                 "type": spec["type"].__name__,
                 "required": self.is_required(p),
             }
             if "values_from" in spec:
-                parameters[p]["values_from"] = spec["values_from"]
+                entry["values_from"] = spec["values_from"]
+            parameters[p] = entry
         return {"name": self.name, "description": self.description, "parameters": parameters}
 
 
