@@ -57,8 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     parser.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
     parser.add_argument("--randomized", action="store_true",
-                        help="each tree's agent sees a random public vocabulary (tool, parameter and "
-                        "object names) drawn with the tree's seed, as magma run --randomized")
+                        help="each tree's agent sees random public names (of tools, parameters and "
+                        "objects) drawn with the tree's seed, as magma run --randomized")
     parser.add_argument("--coach", default=None, metavar="SPEC",
                         help="repair failed branches with a coach: trace (the reference solution), "
                         "openai:MODEL[@BASE_URL] or http://HOST:PORT (the agent's coaching routes)")

@@ -117,8 +117,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--randomized",
         action="store_true",
-        help="each episode's agent sees a random public vocabulary (tool, parameter and "
-        "object names) drawn from the scenario's randomisation YAML",
+        help="each episode's agent sees random public names (of tools, parameters and "
+        "objects) drawn from the scenario's randomization YAML",
     )
     add_agent_options(parser)
     add_config_option(parser)

@@ -43,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--slots", "--nb-env", "-n", type=positive_int, default=2,
                         help="slots to run, each command on every one (2)")
     parser.add_argument("--randomized", "-r", action="store_true",
-                        help="each slot sees a random public vocabulary (tool, parameter and "
-                        "object names) drawn from the scenario's randomisation YAML")
+                        help="each slot sees random public names (of tools, parameters and "
+                        "objects) drawn from the scenario's randomization YAML")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of slot 0 (0)")
     parser.add_argument("--judge", default=None, help="openai:MODEL[@BASE_URL] for JUDGE stages")
     add_skills_option(parser)
@@ -72,16 +72,16 @@ def run(args: argparse.Namespace) -> int:
     skills = task_skills(args.preset, args.skills)
     executor = open_executor(task, args.slots, args.seed, judge, "auto", skills=skills)
     try:
-        engine = public_vocabulary(executor, task, args, skills) if args.randomized else executor
+        engine = randomized_engine(executor, task, args, skills) if args.randomized else executor
         return Repl(engine, sys.stdout, notice).loop(sys.stdin)
     finally:
         executor.close()
 
 
-def public_vocabulary(executor: Engine, task: BaseTask, args: argparse.Namespace, skills: Sequence[type[BaseSkill]] | None) -> PublicVocabularyExecutor:
-    """The engine behind the public-vocabulary seam, every slot in the vocabulary drawn with
+def randomized_engine(executor: Engine, task: BaseTask, args: argparse.Namespace, skills: Sequence[type[BaseSkill]] | None) -> PublicVocabularyExecutor:
+    """The engine behind the public-names seam, every slot in the randomization drawn with
     ``args.seed`` (as ``magma run --randomized`` draws episode 0's): one command, typed in
-    that vocabulary, runs on every slot."""
+    those public names, runs on every slot."""
     from magma_core.cli import CliError
     from magma_core.scenarios.episode_tasks import EpisodeTasks
     from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
@@ -91,9 +91,9 @@ def public_vocabulary(executor: Engine, task: BaseTask, args: argparse.Namespace
     except ValueError as exc:
         raise CliError(f"{args.preset}: {exc}") from None
     engine = PublicVocabularyExecutor(executor)
-    vocabulary = tasks.vocabulary(task, args.seed)
+    randomization = tasks.randomization(task, args.seed)
     for slot in range(executor.num_slots):
-        engine.set_vocabulary(slot, vocabulary)
+        engine.set_vocabulary(slot, randomization)
         engine.reset_slot(slot, args.seed + slot)
     return engine
 

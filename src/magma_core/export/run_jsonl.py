@@ -1,7 +1,7 @@
 """Exports read from the run store: JSON Lines of whole episodes, or of decision steps.
 
 ``steps`` rows (one per decision: the input the agent saw, its decision, what the calls did)
-are the raw material for training data. Episodes run with a randomised vocabulary are
+are the raw material for training data. Episodes run with randomized names are
 exported as the agent saw them: the record's mapping (``randomization``) translates the
 engine's canonical names back to the public ones. A steps row's ``agent`` field holds that
 decision's tokens, attempts, time and exact model exchanges (request and raw reply).
@@ -20,7 +20,7 @@ from magma_core.simulation.executor.vocabulary import public_feedback
 from magma_core.simulation.randomizer import RandomizationSpec, RuntimeRandomizer
 from magma_core.store import RunStore
 
-#: Reasons the public-vocabulary seam gives for refused calls: such calls are exported as sent.
+#: Reasons the public-names seam gives for refused calls: such calls are exported as sent.
 REFUSAL = re.compile(r"^`.*` (was not detected|were not detected|is not a known tool|are not "
                      r"valid arguments)|^Arguments for `.*` must be a dict")
 

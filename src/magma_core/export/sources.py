@@ -4,7 +4,7 @@ trees as stored) and runs (each episode a one-candidate-per-situation tree).
 A run's episode record keeps each decision's input messages but not the tools and attributes
 sent with them; those are the preset's (loaded by name), or for a run of a procedural definition
 the task its episode's seed generates, with the robots the record names. Records keep canonical
-names (a randomised run's mapping rides along in the record), so a run exports in canonical names.
+names (a randomized run's mapping rides along in the record), so a run exports in canonical names.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _from_generation(store: StoreReader, name: str, generation: JSONDict,
     source: JSONDict = {"kind": "generation", "name": name, "target": generation["target"],
                               "config": generation["config"]}
     trees = store.trees(name)
-    if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomised generation
+    if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomized generation
         source["trees"] = [_tree_source(t, generation["target"]) for t in trees]
     forest = ExportForest(sources=[source])
     candidates = store.candidates(name)
@@ -142,17 +142,17 @@ def _from_run(runs: StoreReader, name: str) -> ExportForest:
         tasks = _bench_tasks(runs, bench)
         for summary in runs.episodes(name):
             record = runs.episode_record(name, summary.episode) or {}
-            tools, attributes = _task_vocabulary(tasks(summary.episode))
+            tools, attributes = _task_names(tasks(summary.episode))
             _add_episode(forest, name, summary.episode, record, tools, attributes,
                          runs.images(name, summary.episode))
         return forest
     target_cls = load_target(preset)
     definition = EpisodeTasks(target_cls()) if issubclass(target_cls, TaskDefinition) else None
-    tools, attributes = _task_vocabulary(target_cls()) if definition is None else ([], {})
+    tools, attributes = _task_names(target_cls()) if definition is None else ([], {})
     for summary in runs.episodes(name):
         record = runs.episode_record(name, summary.episode) or {}
         if definition is not None:
-            tools, attributes = _task_vocabulary(definition.task(int(record.get("seed", summary.seed))))
+            tools, attributes = _task_names(definition.task(int(record.get("seed", summary.seed))))
         _add_episode(forest, name, summary.episode, record, tools, attributes,
                      runs.images(name, summary.episode))
     return forest
@@ -181,7 +181,7 @@ def _bench_tasks(runs: StoreReader, bench: str) -> Callable[[int], BaseTask]:
     return task
 
 
-def _task_vocabulary(task: Any) -> tuple[list[JSONDict], JSONDict]:
+def _task_names(task: Any) -> tuple[list[JSONDict], JSONDict]:
     return task.Tools_cls.get_api_description(), dict(task.situation_init.attributes)
 
 

@@ -11,7 +11,7 @@
 
 Requests respect the forbidden objects and areas of earlier rules and never put more than
 ``ZONE_CAPACITY`` cubes in one zone. Names in instructions are attribute values
-(``red_cube``, ``zone_b``), so vocabulary randomisation translates them.
+(``red_cube``, ``zone_b``), so name randomization translates them.
 """
 
 from __future__ import annotations

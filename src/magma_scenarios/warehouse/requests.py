@@ -9,7 +9,7 @@
 
 The task state's relation ``box_slot`` says where each box is; every request's trace is
 checked with :func:`~magma_scenarios.warehouse.plans.replay`. Names in instructions are
-attribute values (``red_box``, ``dock_a``), so vocabulary randomisation translates them.
+attribute values (``red_box``, ``dock_a``), so name randomization translates them.
 """
 
 from __future__ import annotations

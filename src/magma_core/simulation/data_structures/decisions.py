@@ -29,7 +29,7 @@ class ToolCall:
 
 @dataclass
 class RefusedToolCall(ToolCall):
-    """A call refused before the engine runs it (e.g. by the public vocabulary): the engine
+    """A call refused before the engine runs it (e.g. by the public names): the engine
     records it as a failed call with ``reason``, counted like any bad call."""
 
     reason: str = "The call was refused."

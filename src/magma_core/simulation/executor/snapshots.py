@@ -65,7 +65,7 @@ class SlotSnapshot:
     ``memory`` is the agent's memory at that point, carried for front ends that branch (the
     engine itself never reads it). ``task`` is the task the slot ran: restoring the snapshot
     makes the slot run it (a definition's trees run different tasks). ``vocabulary`` is the
-    public-vocabulary seam's (see ``vocabulary``). Neither is serialised: ``from_bytes`` takes
+    public-names seam's (see ``vocabulary``). Neither is serialised: ``from_bytes`` takes
     them back from the caller (the generation store keeps each tree's task and vocabulary).
     """
 
@@ -95,7 +95,7 @@ class SlotSnapshot:
     record_worlds: tuple[JSONDict | None, ...] = ()  # the world after each step (shared)
     record_scene: JSONDict = field(default_factory=dict)  # written once per episode (shared)
     # Not serialised (a store keeps them once, beside the snapshots): the task the slot ran
-    # (None: the executor's own) and the public vocabulary the agent saw (None: canonical).
+    # (None: the executor's own) and the public names the agent saw (None: canonical).
     task: BaseTask | None = field(default=None, compare=False)
     vocabulary: RuntimeRandomizer | None = field(default=None, compare=False)
 

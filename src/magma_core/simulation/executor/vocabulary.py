@@ -1,4 +1,4 @@
-"""The public-vocabulary seam: an ``Executor`` whose agent side speaks randomised names.
+"""The public-names seam: an ``Executor`` whose agent side speaks randomized names.
 
 ``PublicVocabularyExecutor`` wraps the engine at its boundary and nowhere else: the engine
 (tools, stages, goals, verification, judge) runs canonical names only, and the agent sees

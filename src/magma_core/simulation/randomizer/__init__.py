@@ -1,4 +1,4 @@
-"""Vocabulary randomisation: the agent sees public names, the engine runs canonical ones.
+"""Name randomization: the agent sees public names, the engine runs canonical ones.
 
 ``SpecGenerator`` draws ``RandomizationSpec``s from a task's YAML (see ``config`` for the
 schema); ``RuntimeRandomizer`` translates with one spec; ``Randomizer`` holds one random or

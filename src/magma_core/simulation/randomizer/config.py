@@ -1,4 +1,4 @@
-"""The randomisation YAML: its schema, loading and checking.
+"""The randomization YAML: its schema, loading and checking.
 
 ```yaml
 tools:                                  # required
@@ -47,13 +47,13 @@ def resolve_config_path(owner: object, path: str) -> Path:
 
 
 def load_config(path: Path) -> JSONDict:
-    """Read and check a randomisation YAML (``ValueError`` naming the broken rule)."""
+    """Read and check a randomization YAML (``ValueError`` naming the broken rule)."""
     try:
         data = yaml.safe_load(Path(path).read_text())
     except OSError as exc:
-        raise ValueError(f"cannot read randomisation config {path}: {exc}") from None
+        raise ValueError(f"cannot read randomization config {path}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"randomisation config {path} is not valid YAML: {exc}") from None
+        raise ValueError(f"randomization config {path} is not valid YAML: {exc}") from None
     return check_config(data, str(path))
 
 
@@ -65,7 +65,7 @@ def _strings(value: object, where: str, *, identifiers: bool = False) -> list[st
     return value
 
 
-def check_config(data: object, where: str = "randomisation config") -> JSONDict:
+def check_config(data: object, where: str = "randomization config") -> JSONDict:
     if not isinstance(data, dict):
         raise ValueError(f"{where}: the top level must be a mapping")
     unknown = set(data) - {"tools", "attributes", "semantic_attributes"}

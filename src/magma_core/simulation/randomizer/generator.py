@@ -1,4 +1,4 @@
-"""``SpecGenerator``: draws ``RandomizationSpec``s for a task from its randomisation YAML.
+"""``SpecGenerator``: draws ``RandomizationSpec``s for a task from its randomization YAML.
 
 ``generate_random_spec(task)`` picks one public name, description and value list per entry
 with its own ``random.Random(seed)`` and shuffles the attribute order;
@@ -25,7 +25,7 @@ Pick = Callable[[list[str]], str]
 ROBOTS = "known_robots"
 
 
-def task_vocabulary(task: BaseTask, skills: Sequence[type] | None = None) -> tuple[list[JSONDict], JSONDict]:
+def task_names(task: BaseTask, skills: Sequence[type] | None = None) -> tuple[list[JSONDict], JSONDict]:
     """The task's canonical tools as the agent sees them and its attributes (all values it may
     show). With ``skills`` (None: the task's own ``skills``, if any) the tools are the skill
     list the engine shows (``skills.agent_tools``)."""
@@ -38,6 +38,10 @@ def task_vocabulary(task: BaseTask, skills: Sequence[type] | None = None) -> tup
     for key, value in situation.attributes.items():
         attributes.setdefault(key, copy.deepcopy(value))
     return tools, attributes
+
+
+#: Deprecated alias of :func:`task_names` (the name before issue 39).
+task_vocabulary = task_names
 
 
 class SpecGenerator:
@@ -55,7 +59,7 @@ class SpecGenerator:
     def generate_random_spec(self, task: BaseTask, config: JSONDict | None = None,
                              skills: Sequence[type] | None = None) -> RandomizationSpec:
         """One spec with random choices (and shuffled attribute order); ``skills``: the run's
-        skills when they are not the task's own (see :func:`task_vocabulary`)."""
+        skills when they are not the task's own (see :func:`task_names`)."""
         config = self.load(task) if config is None else config
         return _build(task, config, self._rng.choice, shuffle=self._rng.shuffle, skills=skills)
 
@@ -86,7 +90,7 @@ def _list_lengths(config: JSONDict) -> list[int]:
 
 def _build(task: BaseTask, config: JSONDict, pick: Pick, shuffle: Callable | None,
            skills: Sequence[type] | None = None) -> RandomizationSpec:
-    tools, attributes = task_vocabulary(task, skills)
+    tools, attributes = task_names(task, skills)
     equivalence, public_tools = _tools(tools, config["tools"], pick)
     pairs = _attribute_pairs(attributes, config, pick)
     check_value_pairs(pairs)

@@ -34,7 +34,7 @@ LABEL_KEY = re.compile(r"(?:^|(?<=, ))(?P<key>[A-Za-z_][A-Za-z0-9_]*)=")
 
 
 class CanonicalNameError(ValueError):
-    """A call the public vocabulary refuses; ``str(exc)`` is the public reason."""
+    """A call the public names refuses; ``str(exc)`` is the public reason."""
 
 
 def _pattern(keys: list[str]) -> re.Pattern | None:
@@ -211,7 +211,7 @@ class RuntimeRandomizer:
         return copy.deepcopy(value)
 
     def to_public_trace(self, trace: PerfectTrace) -> PerfectTrace:
-        """A ``PerfectTrace`` as the agent would play it in the public vocabulary."""
+        """A ``PerfectTrace`` as the agent would play it in the public names."""
         events: list[TraceEvent] = []
         for event in trace.events:
             if isinstance(event, ToolCallEvent):

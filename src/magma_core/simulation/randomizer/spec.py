@@ -1,4 +1,4 @@
-"""``RandomizationSpec``: one public vocabulary for a task (tools, parameters, attribute values).
+"""``RandomizationSpec``: one public names for a task (tools, parameters, attribute values).
 
 "Public" names are what the agent sees; "canonical" names are what the engine and the
 scenario run. The spec is plain data (``to_dict``/``from_dict`` JSON-compatible), stored in
@@ -88,10 +88,10 @@ class RandomizationSpec:
     @classmethod
     def from_dict(cls, data: JSONDict) -> RandomizationSpec:
         if not isinstance(data, dict):
-            raise TypeError(f"a randomisation spec is a dict, got {type(data).__name__}")
+            raise TypeError(f"a randomization spec is a dict, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown randomisation spec keys {sorted(unknown)}")
+            raise ValueError(f"unknown randomization spec keys {sorted(unknown)}")
         return cls(**copy.deepcopy(data))
 
 

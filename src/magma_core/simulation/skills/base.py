@@ -162,7 +162,7 @@ def agent_tools(tool_descriptions: list[JSONDict],
                 skills: list[type[BaseSkill]] | tuple[type[BaseSkill], ...]) -> list[JSONDict]:
     """The agent's tools list when a task runs with ``skills``: ``cancel_current_action``, each
     skill, then every plain tool as a one-call skill (the engine's list, in its order; a
-    randomised vocabulary is drawn over it)."""
+    randomized names is drawn over it)."""
     classes = [CancelCurrentActionSkill, *skills,
                *(build_mono_tool_skill_class(tool) for tool in tool_descriptions)]
     return [cls.spec.to_dict() for cls in classes]

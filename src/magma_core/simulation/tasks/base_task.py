@@ -34,7 +34,7 @@ class BaseTask:
     subclass), ``situation_init`` (``SituationInit``), ``stages`` (ordered stages),
     ``initialization_parameters`` (``InitializationParameters``), ``task_metadata``,
     ``tools_constant`` (exposed to tools as ``Observation.add_constants``) and ``name``
-    (default: the class name), ``randomized_config_path`` (a vocabulary-randomisation YAML,
+    (default: the class name), ``randomized_config_path`` (a name-randomization YAML,
     relative to the scenario package; "" for none).
     """
 

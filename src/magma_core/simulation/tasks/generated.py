@@ -2,7 +2,7 @@
 
 The spec (``task.to_spec()``, a JSON-compatible dict) is the whole task: world, tools,
 initial situation, each stage's spec and request type, the request chain, the reference
-trace, and the vocabulary-randomisation mapping when the task is randomised. Suites freeze
+trace, and the name-randomization mapping when the task is randomized. Suites freeze
 tasks this way::
 
     text = task_to_json(task)            # canonical JSON: sorted keys, fixed separators
@@ -90,7 +90,7 @@ class RequestRecord:
 
 class GeneratedTask(BaseTask):
     """A ``BaseTask`` with its provenance (definition, seed), request chain, reference trace,
-    rule texts and optional randomisation mapping (``RandomizationSpec.to_dict()``)."""
+    rule texts and optional randomization mapping (``RandomizationSpec.to_dict()``)."""
 
     def __init__(
         self,
