@@ -39,8 +39,10 @@ $(DEMO_STAMP): pyproject.toml
 demo: $(DEMO_STAMP)
 	$(BIN)/magma run sorting.SortAll --agent trace --episodes 4 --slots 2 --out runs --name demo-$$(date +%Y%m%d-%H%M%S)
 
+# ruff everywhere; mypy on the packages [tool.mypy] in pyproject.toml lists (the typed core).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # The viewer's browser tests drive Debian's Chromium (never a downloaded browser). Installed
 # here when missing and running as root; without it those tests skip and say why.

@@ -1,8 +1,8 @@
-"""What procedural tasks cost: generating, freezing and randomising tasks, and running them.
+"""What procedural tasks cost: generating, freezing and randomizing tasks, and running them.
 
 Prints, for ``sorting.LongSorting``: milliseconds per generated task, per JSON round trip
 (spec to JSON and back) and per vocabulary drawn; then runs ``--episodes`` generated tasks,
-randomised, with the trace agent through ``magma_core.runs.run`` and prints their outcome
+randomized, with the trace agent through ``magma_core.runs.run`` and prints their outcome
 and wall time. Prints figures only; nothing is asserted.
 
     .venv/bin/python benchmarks/procedural.py [--tasks 200] [--episodes 10] [--slots 2]
@@ -47,7 +47,7 @@ def main() -> None:
     started = time.perf_counter()
     for seed, task in enumerate(tasks):
         randomize_task(task, seed)
-    print(f"randomise: {_ms_per(args.tasks, started):.2f} ms per task")
+    print(f"randomize: {_ms_per(args.tasks, started):.2f} ms per task")
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         result = run(RunSpec("sorting.LongSorting", episodes=args.episodes, slots=args.slots,
@@ -55,7 +55,7 @@ def main() -> None:
         wall = time.perf_counter() - started
     summaries = result.summaries
     stages = sum(s.stages_total for s in summaries)
-    print(f"run {args.episodes} randomised tasks, trace agent, {args.slots} slots: "
+    print(f"run {args.episodes} randomized tasks, trace agent, {args.slots} slots: "
           f"{sum(s.status == 'success' for s in summaries)}/{len(summaries)} succeeded, "
           f"{sum(s.optimal for s in summaries)}/{stages} stages OPTIMAL, {wall:.1f} s "
           f"({wall / args.episodes:.2f} s per task)")

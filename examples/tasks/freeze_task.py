@@ -1,4 +1,4 @@
-"""Generated tasks are plain data: generate one, randomise it, freeze it as JSON, rebuild it.
+"""Generated tasks are plain data: generate one, randomize it, freeze it as JSON, rebuild it.
 
 No simulator is needed. Run: python examples/tasks/freeze_task.py
 """

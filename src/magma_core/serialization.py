@@ -19,11 +19,16 @@ import enum
 import importlib
 import inspect
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Self, TypeVar
 
 import torch
+
+from magma_core.json_types import JSONDict, JSONValue
+
+_T = TypeVar("_T")
+_C = TypeVar("_C", bound=type)
 
 SPEC_KEYS = frozenset({"type", "arguments"})
 TYPE_TAG = "__magma_type__"
@@ -37,10 +42,10 @@ TYPE_TAG = "__magma_type__"
 _CONTRACT_BASES: list[type] = []
 # Value types defined elsewhere in layer 1 that encode as tagged dicts (e.g. ``Pose``):
 # tag -> (class, encode to the tag's fields, decode from them).
-_VALUE_TYPES: dict[str, tuple[type, Callable[[Any], dict[str, Any]], Callable[[dict], Any]]] = {}
+_VALUE_TYPES: dict[str, tuple[type, Callable[..., JSONDict], Callable[[JSONDict], object]]] = {}
 
 
-def contract_base(cls: type) -> type:
+def contract_base(cls: _C) -> _C:
     """Class decorator: ``cls`` is a base that nested specs may be loaded as."""
     if cls not in _CONTRACT_BASES:
         _CONTRACT_BASES.append(cls)
@@ -48,7 +53,7 @@ def contract_base(cls: type) -> type:
 
 
 def register_value_type(
-    tag: str, cls: type, encode: Callable[[Any], dict[str, Any]], decode: Callable[[dict], Any],
+    tag: str, cls: type[_T], encode: Callable[[_T], JSONDict], decode: Callable[[JSONDict], _T],
     keys: frozenset[str] | set[str],
 ) -> None:
     """Encode instances of ``cls`` as ``{TYPE_TAG: tag, **encode(value)}`` (fields ``keys``)."""
@@ -66,13 +71,13 @@ def type_path(cls: type) -> str:
     return f"{cls.__module__}:{qualname}"
 
 
-def load_type(path: str) -> Any:
+def load_type(path: object) -> object:
     """Import ``"<module>:<QualName>"`` (importlib + getattr only). ``ValueError`` if absent."""
     if not isinstance(path, str) or path.count(":") != 1:
         raise ValueError(f"A spec type is a '<module>:<QualName>' string, got {path!r}")
     module_name, qualname = path.split(":")
     try:
-        target: Any = importlib.import_module(module_name)
+        target: object = importlib.import_module(module_name)
         for part in qualname.split("."):
             target = getattr(target, part)
     except (ImportError, AttributeError) as exc:
@@ -86,7 +91,7 @@ def contract_bases() -> tuple[type, ...]:
 
 
 # -- specs ---------------------------------------------------------------------------------
-def object_to_spec(obj: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+def object_to_spec(obj: object, arguments: Mapping[str, object]) -> JSONDict:
     """The spec of ``obj``, rebuilt later as ``type(obj)(**arguments)``."""
     if not isinstance(arguments, dict):
         raise TypeError(
@@ -95,7 +100,7 @@ def object_to_spec(obj: Any, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"type": type_path(type(obj)), "arguments": encode_value(arguments)}
 
 
-def object_from_spec(spec: dict[str, Any], expected_base: type | tuple[type, ...]) -> Any:
+def object_from_spec(spec: JSONDict, expected_base: type[_T] | tuple[type[_T], ...]) -> _T:
     """Rebuild the object a spec describes; its class must subclass ``expected_base``."""
     if not isinstance(spec, dict):
         raise TypeError(f"A spec is a dict, got {type(spec).__name__}")
@@ -107,6 +112,8 @@ def object_from_spec(spec: dict[str, Any], expected_base: type | tuple[type, ...
     if not isinstance(spec["arguments"], dict):
         raise TypeError(f"Spec arguments must be a dict, got {type(spec['arguments']).__name__}")
     arguments = decode_value(spec["arguments"])
+    if not isinstance(arguments, dict):  # a tagged value where the arguments belong
+        raise TypeError(f"Spec arguments must be a dict, got {type(arguments).__name__}")
     try:
         return cls(**arguments)
     except (TypeError, ValueError):
@@ -115,9 +122,9 @@ def object_from_spec(spec: dict[str, Any], expected_base: type | tuple[type, ...
         raise ValueError(f"Cannot reconstruct {spec['type']}: {exc}") from exc
 
 
-def extract_constructor_arguments(obj: Any) -> dict[str, Any]:
+def extract_constructor_arguments(obj: object) -> dict[str, object]:
     """Read each named ``__init__`` parameter of ``type(obj)`` from the same-named attribute."""
-    arguments: dict[str, Any] = {}
+    arguments: dict[str, object] = {}
     for name, param in inspect.signature(type(obj).__init__).parameters.items():
         if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
@@ -136,7 +143,7 @@ def _names(base: type | tuple[type, ...]) -> str:
 
 
 # -- values --------------------------------------------------------------------------------
-def encode_value(value: Any) -> Any:
+def encode_value(value: object) -> JSONValue:
     """Encode a constructor argument as JSON-compatible data (``TypeError`` if unsupported)."""
     if isinstance(value, enum.Enum):  # before str/int: StrEnum and IntEnum subclass them
         return {TYPE_TAG: "enum", "type": type_path(type(value)), "value": value.value}
@@ -182,7 +189,7 @@ _TAG_KEYS: dict[str, set[str]] = {
 }
 
 
-def decode_value(data: Any) -> Any:
+def decode_value(data: JSONValue) -> object:
     """Inverse of :func:`encode_value`."""
     if isinstance(data, list):
         return [decode_value(v) for v in data]
@@ -198,44 +205,48 @@ def decode_value(data: Any) -> Any:
     return _DECODERS[tag](data)
 
 
-def _decode_enum(data: dict[str, Any]) -> enum.Enum:
+def _decode_enum(data: JSONDict) -> enum.Enum:
     cls = load_type(data["type"])
     if not inspect.isclass(cls) or not issubclass(cls, enum.Enum):
         raise TypeError(f"{data['type']!r} is not an Enum")
     return cls(data["value"])
 
 
-def _decode_tensor(data: dict[str, Any]) -> torch.Tensor:
+def _decode_tensor(data: JSONDict) -> torch.Tensor:
     dtype = getattr(torch, str(data["dtype"]), None)
     if not isinstance(dtype, torch.dtype):
         raise ValueError(f"Unknown tensor dtype {data['dtype']!r}")
     return torch.tensor(data["value"], dtype=dtype)
 
 
-def _decode_path(data: dict[str, Any]) -> Path:
+def _decode_path(data: JSONDict) -> Path:
     if not isinstance(data["value"], str):
         raise TypeError("A path value is a string")
     return Path(data["value"])
 
 
-def _decode_tuple(data: dict[str, Any]) -> tuple[Any, ...]:
+def _decode_tuple(data: JSONDict) -> tuple[object, ...]:
     if not isinstance(data["value"], list):
         raise TypeError("A tuple value is a list")
     return tuple(decode_value(v) for v in data["value"])
 
 
-def _decode_mapping(data: dict[str, Any]) -> dict[Any, Any]:
+def _decode_mapping(data: JSONDict) -> dict[object, object]:
     items = data["value"]
     if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
         raise TypeError("A mapping value is a list of [key, value] pairs")
-    return {decode_value(k): decode_value(v) for k, v in items}
+    pairs = [i for i in items if isinstance(i, list)]  # all of them (checked above)
+    return {decode_value(k): decode_value(v) for k, v in pairs}
 
 
-def _decode_object(data: dict[str, Any]) -> Any:
-    return object_from_spec(data["spec"], contract_bases())
+def _decode_object(data: JSONDict) -> object:
+    spec = data["spec"]
+    if not isinstance(spec, dict):
+        raise TypeError(f"A spec is a dict, got {type(spec).__name__}")
+    return object_from_spec(spec, contract_bases())
 
 
-_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+_DECODERS: dict[str, Callable[[JSONDict], object]] = {
     "enum": _decode_enum,
     "tensor": _decode_tensor,
     "path": _decode_path,
@@ -250,16 +261,16 @@ class SpecSerializable:
     """Mixin: ``to_spec`` / ``from_spec`` through the class's own ``_to_spec_arguments()``,
     else through its constructor arguments read from same-named attributes."""
 
-    def _spec_arguments(self) -> dict[str, Any]:
+    def _spec_arguments(self) -> dict[str, object]:
         if "_to_spec_arguments" in type(self).__dict__:
             return self._to_spec_arguments()  # type: ignore[attr-defined]
         return extract_constructor_arguments(self)
 
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         """The spec: the class's own ``_to_spec_arguments()``, else its constructor arguments."""
         return object_to_spec(self, self._spec_arguments())
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> Any:
+    def from_spec(cls, spec: JSONDict) -> Self:
         """Rebuild an instance of ``cls`` (or a subclass) from its spec."""
         return object_from_spec(spec, cls)

@@ -10,7 +10,6 @@ in a JSON-like value, and replaces what is nested deeper than ``max_depth`` by a
 from __future__ import annotations
 
 import re
-from typing import Any
 
 REPLACEMENT = "\ufffd"
 MAX_DEPTH = 200
@@ -30,14 +29,14 @@ def is_safe(text: str) -> bool:
     return _UNSAFE.search(text) is None
 
 
-def safe_value(value: Any, max_depth: int = MAX_DEPTH) -> Any:
+def safe_value(value: object, max_depth: int = MAX_DEPTH) -> object:
     """A copy of ``value`` whose strings are all safe; containers nested deeper than
     ``max_depth`` become the string ``"[nested too deep]"``. Other values are kept as they are
     (tuples become lists)."""
     return _safe(value, max_depth)
 
 
-def _safe(value: Any, depth: int) -> Any:
+def _safe(value: object, depth: int) -> object:
     if isinstance(value, str):
         return safe_text(value)
     if isinstance(value, dict):

@@ -22,6 +22,7 @@ SCENARIOS_ROOT = ROOT.parent / "magma_scenarios"
 LAYERS = {
     "magma_core.simulation.data_structures": 1,
     "magma_core.serialization": 1,
+    "magma_core.json_types": 1,
     "magma_core.user_error": 1,
     "magma_core.text_safety": 1,
     "magma_core.simulation.goals": 2,

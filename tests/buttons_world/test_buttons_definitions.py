@@ -62,7 +62,7 @@ def test_every_condition_applies_and_keeps_stages_and_trace_in_step():
 
 
 @pytest.mark.sim
-def test_generated_panel_tasks_are_optimal_randomised(tmp_path):
+def test_generated_panel_tasks_are_optimal_randomized(tmp_path):
     tasks = EpisodeTasks(PanelTasks(), randomized=True)
     store = RunStore(tmp_path / "magma.db")
     store.open_run("r", "buttons.PanelTasks", {})

@@ -57,7 +57,7 @@ def test_bad_input_is_one_line(workdir):
     for args in (["export", "nope", "--out", "st"], ["export", "x", "--format", "csv"],
                  ["gen", "cube.PickPlace", "--branches", "0"], ["gen", "cube.Nope"],
                  ["gen", "cube.PickPlace", "--agent", "noisy-trace:7"],
-                 ["gen", "buttons.Sequence", "--randomized"],  # no randomisation config
+                 ["gen", "buttons.Sequence", "--randomized"],  # no randomization config
                  ["gen", "sorting.LongSortingJudged"],  # judged stages, no --judge
                  ["gen", "cube.PickPlace", "--temperature", "0.5"],  # a model option, no model
                  ["gen", "cube.PickPlace", "--concurrency", "0"]):

@@ -129,7 +129,7 @@ def test_a_manifest_env_id_that_is_not_registered_is_one_line_naming_it(installe
             "magma_scenarios.cube.env registers; did you mean 'MagmaCube-v1'?") in line
 
 
-def test_the_tutorial_definition_generates_and_runs_randomised(installed, tmp_path):
+def test_the_tutorial_definition_generates_and_runs_randomized(installed, tmp_path):
     chains = magma("scenarios", "test-requests", "my_cubes.Shuffle", "--seeds", "2",
                    cwd=tmp_path, env=installed)
     assert chains.returncode == 0, chains.stderr

@@ -85,7 +85,7 @@ def test_a_restored_snapshot_runs_its_trees_task_in_any_slot(definition_gen):
     assert checked == {0, 1}
 
 
-def test_randomised_trees_see_their_own_public_vocabulary(tmp_path):
+def test_randomized_trees_see_their_own_public_vocabulary(tmp_path):
     store, executor, _ = _grow(tmp_path, "r", randomized=True, nodes=16)
     try:
         trees = store.trees("r")

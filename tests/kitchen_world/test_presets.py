@@ -1,5 +1,5 @@
 """Every kitchen preset is solved by its perfect trace with every stage OPTIMAL, and a
-generated task too (randomised vocabulary), on the real simulator."""
+generated task too (randomized vocabulary), on the real simulator."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_perfect_trace_is_optimal(preset, tmp_path):
     assert calls and all(c.ok for c in calls if not c.injected)
 
 
-def test_a_randomised_generated_task_is_optimal_and_judged(tmp_path):
+def test_a_randomized_generated_task_is_optimal_and_judged(tmp_path):
     register_environments("kitchen")
     tasks = EpisodeTasks(LongKitchenJudged(), randomized=True)
     judge = FactJudge()

@@ -1,4 +1,4 @@
-"""Generated long-horizon sorting tasks, randomised or not, solved by the trace agent on the
+"""Generated long-horizon sorting tasks, randomized or not, solved by the trace agent on the
 real simulator: every stage OPTIMAL; the record keeps each episode's mapping."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _run(definition, randomized, episodes, tmp_path, slots=2, seed=0):
     return store, summaries, judge, agent
 
 
-def test_twenty_randomised_generated_tasks_are_optimal(tmp_path):
+def test_twenty_randomized_generated_tasks_are_optimal(tmp_path):
     store, summaries, judge, agent = _run(LongSortingJudged(), True, 20, tmp_path)
     assert len(summaries) == 20
     for s in summaries:
@@ -87,7 +87,7 @@ def test_twenty_randomised_generated_tasks_are_optimal(tmp_path):
     assert public_tools.isdisjoint({"pick", "place", "detect_objects", "add_area"})
 
 
-def test_generated_tasks_without_randomisation_are_optimal(tmp_path):
+def test_generated_tasks_without_randomization_are_optimal(tmp_path):
     store, summaries, _, agent = _run(LongSorting(), False, 4, tmp_path, seed=100)
     assert [s.status for s in summaries] == ["success"] * 4
     assert all(s.stages_passed == s.optimal for s in summaries)
@@ -111,7 +111,7 @@ SKILL_CANONICAL = re.compile(CANONICAL.pattern.replace("detect_objects", "detect
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-def test_every_preset_runs_optimal_randomised(preset, tmp_path):
+def test_every_preset_runs_optimal_randomized(preset, tmp_path):
     task = load_preset(preset)()
     tasks = EpisodeTasks(task, randomized=True)
     store = RunStore(tmp_path / "magma.db")

@@ -1,4 +1,4 @@
-"""Vocabulary randomisation: the YAML schema, spec generation, translation both ways and the
+"""Vocabulary randomization: the YAML schema, spec generation, translation both ways and the
 canonical-name guard."""
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def test_a_vocabulary_covers_the_skills_the_agent_sees():
     assert rt.to_canonical_call(name, arguments) == ("sort_all", {"color": "red, blue", "area": "zone_a"})
     # a run's own skills (--skills) replace the preset's in the vocabulary
     tasks = EpisodeTasks(SortAll(), randomized=True, skills=[ClearZone])
-    names = {e["name"] for e in tasks.vocabulary(SortAll(), 0).spec.tool_equivalence.values()}
+    names = {e["name"] for e in tasks.randomization(SortAll(), 0).spec.tool_equivalence.values()}
     assert "clear_zone" in names and SortAllSkill.spec.name not in names
 
 

@@ -28,7 +28,7 @@ def test_json_round_trip_is_identical(seed):
     again.validate()
 
 
-def test_the_randomisation_mapping_travels_in_the_spec():
+def test_the_randomization_mapping_travels_in_the_spec():
     task = randomize_task(LongSorting().generate(3), seed=3)
     mapping = task.randomization
     assert mapping == SpecGenerator(3).generate_random_spec(task).to_dict()

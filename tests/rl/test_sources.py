@@ -1,4 +1,4 @@
-"""Task sources on the real engine: definitions, suite items, randomised vocabularies, and
+"""Task sources on the real engine: definitions, suite items, randomized vocabularies, and
 stored situations (a generation node, a failed benchmark trial) as group starts."""
 
 from __future__ import annotations
@@ -52,12 +52,12 @@ def test_a_definition_with_seeds_runs_its_generated_tasks(tmp_path):
 def test_randomized_vocabulary_is_what_the_tools_and_prompt_say(tmp_path):
     source = TaskSource.target("cube.PickPlace", seeds=[5], randomized=True)
     item = source[0]
-    assert item.vocabulary is not None
+    assert item.randomization is not None
     with TrainingEnv(source, slots=1, out=tmp_path, backend="cpu") as env:
         group = env.group(0, size=1)
         obs = group.reset()[0]
         names = {t["function"]["name"] for t in obs.tools}
-        trace = item.vocabulary.to_public_trace(item.task.perfect_trace()).decisions()
+        trace = item.randomization.to_public_trace(item.task.perfect_trace()).decisions()
         assert {c.name for d in trace for c in d.tool_calls} <= names
         assert "pick" not in names or "place" not in names  # public names differ from canonical
         result = _solve(group[0], trace)

@@ -40,7 +40,7 @@ def test_a_definition_runs_one_generated_task_per_episode(tmp_path):
         assert record["randomization"] is None
 
 
-def test_randomised_runs_store_each_episodes_mapping(tmp_path):
+def test_randomized_runs_store_each_episodes_mapping(tmp_path):
     result = run(RunSpec("sorting.LongSorting", episodes=2, slots=2, out=tmp_path,
                          randomized=True, name="rnd"))
     assert result.ok
@@ -68,7 +68,7 @@ def test_randomised_runs_store_each_episodes_mapping(tmp_path):
         run(RunSpec("sorting.LongSorting", episodes=3, out=tmp_path, name="rnd"))
 
 
-def test_the_cli_runs_a_definition_randomised(tmp_path):
+def test_the_cli_runs_a_definition_randomized(tmp_path):
     proc = magma("run", "sorting.LongSorting", "--episodes", "2", "--slots", "2", "--randomized",
                  "--out", "out", "--seed", "9", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -88,18 +88,18 @@ def test_definition_errors_are_one_line_before_any_episode(tmp_path):
 def test_episode_tasks_are_deterministic_and_refuse_targets_without_a_config():
     tasks = EpisodeTasks(LongSorting(), randomized=True)
     assert task_to_json(tasks.task(3)) == task_to_json(EpisodeTasks(LongSorting(), True).task(3))
-    assert tasks.vocabulary(tasks.task(3), 3).spec.to_dict() == tasks.task(3).randomization
+    assert tasks.randomization(tasks.task(3), 3).spec.to_dict() == tasks.task(3).randomization
     preset = EpisodeTasks(SortAll(), randomized=True)
     assert preset.task(1) is preset.target
-    assert preset.vocabulary(preset.target, 1).spec != preset.vocabulary(preset.target, 2).spec
+    assert preset.randomization(preset.target, 1).spec != preset.randomization(preset.target, 2).spec
     bare = SortAll()
     bare.randomized_config_path = ""
     with pytest.raises(ValueError, match="no randomized_config_path"):
         EpisodeTasks(bare, randomized=True)
-    assert EpisodeTasks(bare).vocabulary(bare, 0) is None
+    assert EpisodeTasks(bare).randomization(bare, 0) is None
 
 
-def test_a_preset_with_skills_runs_randomised_through_the_front_door(tmp_path):
+def test_a_preset_with_skills_runs_randomized_through_the_front_door(tmp_path):
     result = run(RunSpec("sorting.SkillTwoArms", episodes=2, slots=2, out=tmp_path,
                          randomized=True, name="skills"))
     assert result.ok and [s.status for s in result.summaries] == ["success"] * 2

@@ -45,7 +45,7 @@ def _run(task, trace, tmp_path, episodes=1):
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-def test_every_preset_is_optimal_randomised(preset, tmp_path):
+def test_every_preset_is_optimal_randomized(preset, tmp_path):
     task = load_preset(preset)()
     tasks = EpisodeTasks(task, randomized=True)
     store = RunStore(tmp_path / "magma.db")
@@ -114,7 +114,7 @@ def test_a_jam_holds_its_arm_until_cleared(tmp_path):
     assert clear["tool"] == "clear_jam" and clear["message"] == "panda-0's jam is cleared."
 
 
-def test_generated_tasks_are_optimal_randomised(tmp_path):
+def test_generated_tasks_are_optimal_randomized(tmp_path):
     tasks = EpisodeTasks(WarehouseOrders(), randomized=True)
     store = RunStore(tmp_path / "magma.db")
     store.open_run("r", "warehouse.WarehouseOrders", {})

@@ -12,9 +12,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
+
+from magma_core.json_types import JSONDict, JSONValue
 
 MAX_BACKOFF_S = 10.0
 
@@ -27,7 +28,7 @@ class HttpReply:
     text: str
     attempts: int
     latency_s: float
-    attempt_log: list[dict[str, Any]] = field(default_factory=list)
+    attempt_log: list[JSONDict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class TransportFailure(Exception):
         self.message = message
         self.attempts = attempts
         self.latency_s = latency_s
-        self.attempt_log: list[dict[str, Any]] = []
+        self.attempt_log: list[JSONDict] = []
 
 
 def _retryable(status: int) -> bool:
@@ -75,7 +76,7 @@ def _read_limited(response: httpx.Response, max_bytes: int, deadline: float) -> 
 
 
 def _attempt(
-    client: httpx.Client, method: str, url: str, json_body: Any, timeout: float, max_bytes: int
+    client: httpx.Client, method: str, url: str, json_body: JSONValue, timeout: float, max_bytes: int
 ) -> tuple[int, str]:
     deadline = time.monotonic() + timeout
     with client.stream(method, url, json=json_body, timeout=timeout) as response:
@@ -87,7 +88,7 @@ def request_with_retries(
     method: str,
     url: str,
     *,
-    json_body: Any = None,
+    json_body: JSONValue = None,
     timeout: float,
     retries: int,
     backoff: float,
@@ -103,7 +104,7 @@ def request_with_retries(
     """
     start = time.monotonic()
     attempts = 0
-    log: list[dict[str, Any]] = []
+    log: list[JSONDict] = []
     while True:
         attempts += 1
         if cancel is not None and cancel.is_set():
@@ -151,8 +152,8 @@ def request_with_retries(
             time.sleep(delay)
 
 
-def _entry(attempt: int, began: float, outcome: str, status: int | None = None, text: str | None = None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"attempt": attempt, "outcome": outcome, "latency_s": round(time.monotonic() - began, 6)}
+def _entry(attempt: int, began: float, outcome: str, status: int | None = None, text: str | None = None) -> JSONDict:
+    entry: JSONDict = {"attempt": attempt, "outcome": outcome, "latency_s": round(time.monotonic() - began, 6)}
     if status is not None:
         entry["status"] = status
     if text is not None:
@@ -160,7 +161,7 @@ def _entry(attempt: int, began: float, outcome: str, status: int | None = None, 
     return entry
 
 
-def _failed(exc: TransportFailure, attempts: int, start: float, log: list[dict[str, Any]]) -> TransportFailure:
+def _failed(exc: TransportFailure, attempts: int, start: float, log: list[JSONDict]) -> TransportFailure:
     exc.attempts, exc.latency_s, exc.attempt_log = attempts, time.monotonic() - start, log
     exc.args = (exc.message,)
     return exc

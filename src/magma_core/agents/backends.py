@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from magma_core.agents.chat_client import ChatClient, ChatError, ChatReply
+from magma_core.json_types import JSONDict, JSONValue
 
 ROUTINGS = ("failover", "round-robin")
 #: error codes after which the next backend is asked (the backend did not answer usefully)
@@ -44,7 +45,7 @@ class BackendPool:
     """``ChatClient``-like: one client per ``(base_url, model)`` backend, the first being the
     primary (its ``base_url`` and ``model`` are the pool's); ``options`` go to every client."""
 
-    def __init__(self, backends: Sequence[tuple[str, str]], routing: str = "failover", **options: Any) -> None:
+    def __init__(self, backends: Sequence[tuple[str, str]], routing: str = "failover", **options: object) -> None:
         if not backends:
             raise ValueError("a backend pool needs at least one backend")
         if routing not in ROUTINGS:
@@ -65,10 +66,10 @@ class BackendPool:
             start = next(self._turn) % len(self.clients)
         return self.clients[start:] + self.clients[:start]
 
-    def complete(self, messages: list[dict[str, Any]], stream_cap: int | None = None, **params: Any) -> ChatReply:
+    def complete(self, messages: list[JSONDict], stream_cap: int | None = None, **params: JSONValue) -> ChatReply:
         """One completion from the first backend (in :meth:`order`) that answers; the last
         error, naming every backend tried, when none does."""
-        log: list[dict[str, Any]] = []
+        log: list[JSONDict] = []
         failures: list[str] = []
         last: ChatError | None = None
         for client in self.order():
@@ -88,7 +89,7 @@ class BackendPool:
         raise ChatError(last.code, f"all {len(self.clients)} backends failed: " + "; ".join(failures),
                         last.raw, last.latency_s, len(log), log, last.request)
 
-    def list_models(self, *args: Any, **kwargs: Any) -> Any:
+    def list_models(self, *args: object, **kwargs: object) -> list[str]:
         """The primary backend's model list (see ``ChatClient.list_models``)."""
         return self.clients[0].list_models(*args, **kwargs)
 
@@ -106,7 +107,7 @@ class BackendPool:
 
 
 def chat_client(base_url: str, model: str, backends: Sequence[tuple[str, str]] = (),
-                routing: str = "failover", **options: Any) -> ChatClient | BackendPool:
+                routing: str = "failover", **options: object) -> ChatClient | BackendPool:
     """A :class:`ChatClient` for one backend, a :class:`BackendPool` when ``backends`` lists
     more than ``(base_url, model)``."""
     if len(backends) > 1:

@@ -12,12 +12,12 @@ import abc
 import copy
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import ValidationError
 
 from magma_core import __version__
 from magma_core.agents._http import clip
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import (
     AgentDecision,
     AgentError,
@@ -98,18 +98,18 @@ class Agent(abc.ABC):
 class Candidate:
     """One candidate as an agent produced it: a decision or an error, the memory, the steps."""
 
-    memory: dict[str, Any]
+    memory: JSONDict
     decision: AgentDecision | None = None
     error: AgentError | None = None
-    internal_steps: list[dict[str, Any]] = field(default_factory=list)
+    internal_steps: list[JSONDict] = field(default_factory=list)
 
     @classmethod
     def fail(
         cls,
         code: str,
         message: str,
-        memory: dict[str, Any],
-        internal_steps: list[dict[str, Any]] | None = None,
+        memory: JSONDict,
+        internal_steps: list[JSONDict] | None = None,
         component: str | None = None,
     ) -> Candidate:
         """An error candidate; ``memory`` should be the input memory, unchanged."""
@@ -127,7 +127,7 @@ def error_output(
     code: str,
     message: str,
     component: str | None = None,
-    internal_steps: list[dict[str, Any]] | None = None,
+    internal_steps: list[JSONDict] | None = None,
 ) -> AgentOutput:
     """An ``error`` output for one candidate; its memory is the input memory, unchanged."""
     return AgentOutput(
@@ -141,7 +141,7 @@ def error_output(
     )
 
 
-def robot_names(attributes: dict[str, Any]) -> list[str]:
+def robot_names(attributes: JSONDict) -> list[str]:
     """The robots named in ``attributes["known_robots"]`` (a list, or a dict keyed by name)."""
     robots = attributes.get(ROBOTS_ATTRIBUTE) or []
     if isinstance(robots, dict):
@@ -201,12 +201,12 @@ class CandidateAgent(Agent):
             outputs = [run(job) for job in jobs]
         return AgentResponse(outputs)
 
-    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
+    def repaired_memory(self, agent_input: AgentInput, repair: JSONDict) -> JSONDict:
         """The memory after a coach's repair was taken as this agent's decision (default: the
         input memory); a trace agent moves its cursor past the reference decision."""
         return copy.deepcopy(agent_input.memory)
 
-    def _repaired(self, request_id: str, agent_input: AgentInput, index: int, repair: Any) -> Candidate:
+    def _repaired(self, request_id: str, agent_input: AgentInput, index: int, repair: JSONDict) -> Candidate:
         """The candidate for an input carrying a coach's repair (``extra_keys["coaching"]``):
         the repair itself, with memory kept consistent, and no new inference."""
         if not isinstance(repair, dict) or repair.get("kind") not in ("replace_decision", "replace_say"):
@@ -252,7 +252,7 @@ class CandidateAgent(Agent):
             )
 
 
-def _json_safe_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _json_safe_steps(steps: list[JSONDict]) -> list[JSONDict]:
     try:
         AgentOutput(
             request_id="x", source_id=0, candidate_index=0, status="error", memory={},

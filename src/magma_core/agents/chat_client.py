@@ -16,12 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
 from magma_core.agents._cancel import SocketTracker, cancellable_transport
 from magma_core.agents._http import FailedAttempt, TransportFailure, clip, request_with_retries
+from magma_core.json_types import JSONDict, JSONValue
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -31,14 +31,14 @@ MAX_REPLY_BYTES = 16 * 1024 * 1024
 class ChatReply:
     """A parsed chat-completions reply: its first choice's ``message`` and call statistics."""
 
-    message: dict[str, Any]
+    message: JSONDict
     raw: str
     usage: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
     attempts: int = 1
     finish_reason: str | None = None
-    attempt_log: list[dict[str, Any]] = field(default_factory=list)
-    request: dict[str, Any] = field(default_factory=dict)
+    attempt_log: list[JSONDict] = field(default_factory=list)
+    request: JSONDict = field(default_factory=dict)
 
 
 @dataclass
@@ -71,7 +71,7 @@ class ChatError(Exception):
     body, if any; ``attempt_log`` and ``request`` as in :class:`ChatReply`."""
 
     def __init__(self, code: str, message: str, raw: str = "", latency_s: float = 0.0, attempts: int = 1,
-                 attempt_log: list[dict[str, Any]] | None = None, request: dict[str, Any] | None = None) -> None:
+                 attempt_log: list[JSONDict] | None = None, request: JSONDict | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -82,7 +82,7 @@ class ChatError(Exception):
         self.request = request or {}
 
 
-def _usage(body: dict[str, Any]) -> dict[str, int]:
+def _usage(body: JSONDict) -> dict[str, int]:
     usage = body.get("usage")
     if not isinstance(usage, dict):
         return {}
@@ -94,7 +94,7 @@ def _usage(body: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def _with_usage(log: list[dict[str, Any]], final_text: str) -> list[dict[str, Any]]:
+def _with_usage(log: list[JSONDict], final_text: str) -> list[JSONDict]:
     """The attempt log with each attempt's token counts (from its body, where one came)."""
     out = []
     for i, entry in enumerate(log):
@@ -109,7 +109,7 @@ def _with_usage(log: list[dict[str, Any]], final_text: str) -> list[dict[str, An
     return out
 
 
-def summed_usage(log: list[dict[str, Any]]) -> dict[str, int]:
+def summed_usage(log: list[JSONDict]) -> dict[str, int]:
     """Token counts of every attempt in ``log``, added up."""
     total: dict[str, int] = {}
     for entry in log:
@@ -161,7 +161,7 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.Client(headers=headers, transport=transport, timeout=timeout)
 
-    def complete(self, messages: list[dict[str, Any]], stream_cap: int | None = None, **params: Any) -> ChatReply:
+    def complete(self, messages: list[JSONDict], stream_cap: int | None = None, **params: JSONValue) -> ChatReply:
         """POST one chat completion (``params`` go into the body, e.g. ``tools``,
         ``temperature``, ``max_tokens``) and return the first choice; raise :class:`ChatError`.
         With ``stream_cap`` the reply is streamed and reading stops (the connection is
@@ -211,14 +211,14 @@ class ChatClient:
             request=body,
         )
 
-    def _streamed(self, body: dict[str, Any], cap: int) -> ChatReply:
+    def _streamed(self, body: JSONDict, cap: int) -> ChatReply:
         """One streamed attempt (see :meth:`complete`); server-sent events read until
         ``[DONE]``, the cap or the deadline."""
         body = {**body, "stream": True}
         began = time.monotonic()
         deadline = began + self.timeout
         content: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
+        calls: dict[int, JSONDict] = {}
         tokens, finish, usage, status, text = 0, None, {}, 0, ""
         try:
             with self._client.stream("POST", f"{self.base_url}/chat/completions", json=body,
@@ -274,7 +274,7 @@ class ChatClient:
             raise ChatError("http_error", f"HTTP {status} from {self.base_url}/chat/completions: {clip(text, 300)}",
                             text, latency, 1, [{"attempt": 1, "outcome": "ok", "status": status,
                                                  "latency_s": round(latency, 6), "usage": {}}], body)
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
+        message: JSONDict = {"role": "assistant", "content": "".join(content) or None}
         if calls:
             message["tool_calls"] = [calls[i] for i in sorted(calls)]
         usage = usage or {"completion_tokens": tokens}

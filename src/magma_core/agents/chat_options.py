@@ -52,10 +52,11 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.user_error import UserError
 
 TOOL_CHOICES = ("auto", "required", "none", "omit")
@@ -88,7 +89,7 @@ class ChatOptions:
     timeout: float | None = None
     retries: int | None = None
     backoff: float | None = None
-    extra_body: dict[str, Any] = field(default_factory=dict)
+    extra_body: JSONDict = field(default_factory=dict)
     prompt_style: str | None = None
     report_role: str | None = None
     stage_aware: bool | None = None
@@ -112,7 +113,7 @@ class ChatOptions:
 
     # -- reading ---------------------------------------------------------------------------
     @classmethod
-    def from_mapping(cls, data: Any, where: str = "agent options", table: str = "agent") -> ChatOptions:
+    def from_mapping(cls, data: object, where: str = "agent options", table: str = "agent") -> ChatOptions:
         """Options from a dict (a config file's content); unknown keys are refused. A file
         may hold an ``[agent]`` and a ``[judge]`` table (``table`` picks one; flat keys are
         the agent's); a file without the ``[judge]`` table gives the judge no options."""
@@ -158,7 +159,7 @@ class ChatOptions:
         values["extra_body"] = {**base.extra_body, **self.extra_body}
         return ChatOptions(**values)
 
-    def given(self) -> dict[str, Any]:
+    def given(self) -> JSONDict:
         """The options that were given, as plain values (for a run's stored config)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
         if not self.extra_body:
@@ -166,9 +167,9 @@ class ChatOptions:
         return out
 
     # -- using -----------------------------------------------------------------------------
-    def body_params(self, tools_offered: bool) -> dict[str, Any]:
+    def body_params(self, tools_offered: bool) -> JSONDict:
         """The request-body fields these options add (besides model, messages and tools)."""
-        params: dict[str, Any] = {}
+        params: JSONDict = {}
         choice = self.tool_choice or "auto"
         if tools_offered and choice != "omit":
             params["tool_choice"] = choice
@@ -204,7 +205,7 @@ class ChatOptions:
         return DEFAULT_BACKOFF_S if self.backoff is None else self.backoff
 
 
-def _number(name: str, value: Any, low: float, high: float = math.inf) -> float:
+def _number(name: str, value: object, low: float, high: float = math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ChatOptionsError(f"{name} must be a number, got {value!r}")
     if not low <= value <= high:
@@ -212,7 +213,7 @@ def _number(name: str, value: Any, low: float, high: float = math.inf) -> float:
     return float(value)
 
 
-def _integer(name: str, value: Any, low: int) -> int:
+def _integer(name: str, value: object, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ChatOptionsError(f"{name} must be an integer, got {value!r}")
     if value < low:
@@ -220,14 +221,14 @@ def _integer(name: str, value: Any, low: int) -> int:
     return value
 
 
-def _boolean(name: str, value: Any) -> bool:
+def _boolean(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise ChatOptionsError(f"{name} must be true or false, got {value!r}")
     return value
 
 
-def _one_of(choices: tuple[str, ...]) -> Any:
-    def check(name: str, value: Any) -> str:
+def _one_of(choices: tuple[str, ...]) -> Callable[[str, object], str]:
+    def check(name: str, value: object) -> str:
         if value not in choices:
             raise ChatOptionsError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
         return value
@@ -235,19 +236,19 @@ def _one_of(choices: tuple[str, ...]) -> Any:
     return check
 
 
-def _text(name: str, value: Any) -> str:
+def _text(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ChatOptionsError(f"{name} must be a file name, got {value!r}")
     return value
 
 
-def _prefill(name: str, value: Any) -> str:
+def _prefill(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ChatOptionsError(f"{name} must be a non-empty text (or chatml-tools), got {value!r}")
     return value
 
 
-def _positive(name: str, value: Any) -> float:
+def _positive(name: str, value: object) -> float:
     number = _number(name, value, 0.0)
     if number <= 0:
         raise ChatOptionsError(f"{name} must be more than 0, got {value!r}")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any
 
 from magma_core.agents.chat_options import PROMPT_STYLES
+from magma_core.json_types import JSONDict, JSONValue
 
 __all__ = ["PROMPT_STYLES", "json_schema_for", "plain_report", "system_content", "tool_schemas", "turn_messages"]
 
@@ -43,7 +43,7 @@ _TYPE_NAMES = {
 _GENERIC = re.compile(r"^(?:typing\.)?(\w+)\[(.*)\]$")
 
 
-def json_schema_for(type_name: Any) -> dict[str, Any]:
+def json_schema_for(type_name: object) -> JSONDict:
     """JSON schema for a Python type name (``str``, ``int``, ``float``, ``bool``, ``list``,
     ``dict``, ``list[float]``, ``Optional[int]``, ``int | None``); ``{}`` when unknown."""
     if not isinstance(type_name, str):
@@ -67,7 +67,7 @@ def json_schema_for(type_name: Any) -> dict[str, Any]:
     return {"type": kind} if kind else {}
 
 
-def names_in(value: Any) -> list[str]:
+def names_in(value: JSONValue) -> list[str]:
     """The names an attribute holds: a list of strings, or the keys of a dict."""
     if isinstance(value, dict):
         value = list(value)
@@ -77,8 +77,8 @@ def names_in(value: Any) -> list[str]:
 
 
 def parameters_schema(
-    parameters: Any, attributes: dict[str, Any] | None = None
-) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    parameters: JSONValue, attributes: JSONDict | None = None
+) -> tuple[JSONDict, JSONDict, list[str]]:
     """``(schema, properties, required)`` from MAGMA parameter descriptions or a JSON schema.
 
     With ``attributes``, a string parameter declaring ``values_from: ATTRIBUTE`` gets an
@@ -87,7 +87,7 @@ def parameters_schema(
         schema = copy.deepcopy(parameters)
         required = schema.get("required") if isinstance(schema.get("required"), list) else []
         return schema, schema["properties"], list(required)
-    properties: dict[str, Any] = {}
+    properties: JSONDict = {}
     required: list[str] = []
     for name, spec in (parameters or {}).items() if isinstance(parameters, dict) else []:
         spec = spec if isinstance(spec, dict) else {"type": spec}
@@ -115,8 +115,8 @@ def _wire_name(name: str, taken: set[str]) -> str:
 
 
 def tool_schemas(
-    tools: list[dict[str, Any]], robots: list[str], attributes: dict[str, Any] | None = None
-) -> tuple[list[dict[str, Any]], dict[str, str], str | None]:
+    tools: list[JSONDict], robots: list[str], attributes: JSONDict | None = None
+) -> tuple[list[JSONDict], dict[str, str], str | None]:
     """Function schemas for ``tools``; returns ``(schemas, wire name -> tool name, robot
     argument name or None)``. The robot argument is added only with several robots; with
     ``attributes``, declared parameters get enums (see :func:`parameters_schema`)."""
@@ -139,7 +139,7 @@ def tool_schemas(
 
 
 def system_content(
-    prompt: str, style: str, robots: list[str], robot_param: str | None, attributes: dict[str, Any]
+    prompt: str, style: str, robots: list[str], robot_param: str | None, attributes: JSONDict
 ) -> str:
     """The system message's text: the prompt, the robots, the task attributes."""
     lines = [prompt]
@@ -184,8 +184,8 @@ def plain_report(content: str) -> str:
 
 
 def turn_messages(
-    history: list[dict[str, Any]], kind: str, content: str, style: str = "compact", report_role: str = "tool"
-) -> list[dict[str, Any]]:
+    history: list[JSONDict], kind: str, content: str, style: str = "compact", report_role: str = "tool"
+) -> list[JSONDict]:
     """The messages that bring the instruction into the conversation: an environment report
     answers the pending tool calls of the last assistant message as ``tool`` messages (the
     first carries the report, it covers the whole turn); otherwise a user message (prefixed

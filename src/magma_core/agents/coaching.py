@@ -9,10 +9,9 @@ coaching of their own and answer ``abandoned``.
 
 from __future__ import annotations
 
-from typing import Any
-
-from magma_core.agents.base import robot_names
+from magma_core.agents.base import CandidateAgent, robot_names
 from magma_core.agents.trace import CURSOR_KEY
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import AgentDecision
 from magma_core.protocol.coaching import (
     CoachingDiagnosis,
@@ -23,12 +22,12 @@ from magma_core.protocol.coaching import (
 )
 
 
-def has_coaching(agent: Any) -> bool:
+def has_coaching(agent: object) -> bool:
     """Whether ``agent`` can coach from its own reference (a trace agent's decisions)."""
     return isinstance(getattr(agent, "decisions", None), list)
 
 
-def coach_with_agent(agent: Any, request: CoachingRequest, config: CoachingSessionConfig) -> CoachingResponse:
+def coach_with_agent(agent: CandidateAgent, request: CoachingRequest, config: CoachingSessionConfig) -> CoachingResponse:
     """``agent``'s answer to ``request`` (see the module doc)."""
     def abandoned(reason: str) -> CoachingResponse:
         return CoachingResponse(request_id=request.request_id, status="abandoned", reason=reason)
@@ -46,7 +45,7 @@ def coach_with_agent(agent: Any, request: CoachingRequest, config: CoachingSessi
         expected = AgentDecision.from_decision(agent.decisions[cursor], robots[0] if len(robots) == 1 else None)
         if _same(step.decision, expected) and request.kind != "format":
             continue
-        repair: dict[str, Any] = {"kind": "replace_decision", "decision": expected.model_dump(),
+        repair: JSONDict = {"kind": "replace_decision", "decision": expected.model_dump(),
                                   "reference_index": cursor}
         return CoachingResponse(
             request_id=request.request_id, status="corrected",
@@ -56,7 +55,7 @@ def coach_with_agent(agent: Any, request: CoachingRequest, config: CoachingSessi
     return abandoned("every repairable decision is the reference's")
 
 
-def _same(decision: dict[str, Any] | None, expected: AgentDecision) -> bool:
+def _same(decision: JSONDict | None, expected: AgentDecision) -> bool:
     if decision is None:
         return False
     calls = [(c.get("name"), c.get("arguments") or {}) for c in decision.get("tool_calls") or []]

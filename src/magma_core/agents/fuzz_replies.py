@@ -17,12 +17,13 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+
+from magma_core.json_types import JSONValue
 
 Reply = tuple[int, bytes]
 
 
-def _body(value: Any) -> Reply:
+def _body(value: JSONValue) -> Reply:
     return 200, json.dumps(value).encode()
 
 
@@ -143,7 +144,7 @@ class FuzzingHook:
         self.counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def __call__(self, request: Any, answer: Any) -> Reply:
+    def __call__(self, request: JSONValue, answer: JSONValue) -> Reply:
         with self._lock:
             if self.rng.random() < self.good_share:
                 kind = "good"

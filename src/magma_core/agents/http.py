@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import NoReturn
 
 import httpx
 from pydantic import ValidationError
@@ -33,6 +33,7 @@ from magma_core.agents.base import (
     error_output,
     outputs_by_input,
 )
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.protocol.agent import (
     PROTOCOL_VERSION,
     AgentHealth,
@@ -88,7 +89,7 @@ class HttpAgent(Agent):
 
     # -- handshake -------------------------------------------------------------------------
 
-    def _get(self, path: str, timeout: float) -> Any:
+    def _get(self, path: str, timeout: float) -> JSONValue:
         try:
             reply = request_with_retries(
                 self._client, "GET", f"{self.url}{path}", timeout=timeout, retries=0,
@@ -198,7 +199,7 @@ class HttpAgent(Agent):
             output.internal_steps.append(dict(stats))
         return response
 
-    def _salvage(self, request: AgentRequest, data: Any, exc: Exception, raw: str, stats: dict[str, Any]) -> AgentResponse:
+    def _salvage(self, request: AgentRequest, data: JSONValue, exc: Exception, raw: str, stats: JSONDict) -> AgentResponse:
         why = _first_error(exc) if isinstance(exc, ValidationError) else clip(str(exc), 500)
         expected = request.expected_keys()
         slots = [(agent_input, k) for agent_input in request.inputs for k in range(agent_input.num_outputs)]
@@ -227,7 +228,7 @@ class HttpAgent(Agent):
 
     def _all_errors(self, request: AgentRequest, code: str, message: str, raw: str = "",
                     latency_s: float = 0.0, attempts: int = 0) -> AgentResponse:
-        step: dict[str, Any] = {"component": COMPONENT, "request_latency_s": latency_s, "attempts": attempts}
+        step: JSONDict = {"component": COMPONENT, "request_latency_s": latency_s, "attempts": attempts}
         if raw:
             step["output_raw"] = clip(raw)
         return AgentResponse([
@@ -249,11 +250,11 @@ class _Unreachable(Exception):
         self.message = clip(message, 500)
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _dump(item: Any) -> str:
+def _dump(item: object) -> str:
     try:
         return json.dumps(item)
     except (TypeError, ValueError):

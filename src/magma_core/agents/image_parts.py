@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from magma_core.json_types import JSONDict, JSONValue
 
 __all__ = ["IMAGES_KEY", "decode_entry", "image_parts", "with_image_parts"]
 
@@ -27,12 +28,12 @@ IMAGES_KEY = "images"
 IMAGE_TEXT = "[camera] what the {cameras} camera{s} see{verb} now:"
 
 
-def decode_entry(entry: Mapping[str, Any]) -> bytes:
+def decode_entry(entry: Mapping[str, JSONValue]) -> bytes:
     """The image bytes of a protocol entry."""
     return base64.b64decode(str(entry.get("data", "")))
 
 
-def _entries(extra_keys: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+def _entries(extra_keys: Mapping[str, JSONValue] | None) -> list[Mapping[str, JSONValue]]:
     images = (extra_keys or {}).get(IMAGES_KEY)
     if not isinstance(images, list):
         return []
@@ -40,15 +41,15 @@ def _entries(extra_keys: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
             and str(e.get("media_type", "")).startswith("image/")]
 
 
-def image_parts(extra_keys: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def image_parts(extra_keys: Mapping[str, JSONValue] | None) -> list[JSONDict]:
     """``image_url`` content parts (``data:`` URLs) of an input's images; ``[]`` without."""
     return [{"type": "image_url",
              "image_url": {"url": f"data:{e['media_type']};base64,{e['data']}"}}
             for e in _entries(extra_keys)]
 
 
-def with_image_parts(turn: Sequence[dict[str, Any]],
-                     extra_keys: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def with_image_parts(turn: Sequence[JSONDict],
+                     extra_keys: Mapping[str, JSONValue] | None) -> list[JSONDict]:
     """``turn`` (the messages of this decision) with the input's images added as content
     parts: to its last user message, or in a user message of their own after a tool result.
     Unchanged (a copy) when the input has no images."""

@@ -19,16 +19,16 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 from magma_core.agents.base import Agent
+from magma_core.json_types import JSONValue
 from magma_core.protocol.agent import PROTOCOL_VERSION, AgentRequest
 
 #: ``reply(request_json, agent_answer_json) -> (status, body)`` or None to send the answer.
-ReplyHook = Callable[[Any, Any], tuple[int, bytes] | None]
+ReplyHook = Callable[[JSONValue, JSONValue], tuple[int, bytes] | None]
 
 
-def lognormal_delay(mean_s: float, sigma: float, seed: int = 0) -> Callable[[Any], list[float]]:
+def lognormal_delay(mean_s: float, sigma: float, seed: int = 0) -> Callable[[JSONValue], list[float]]:
     """Per input of a request, a model latency drawn from a log-normal of mean ``mean_s``
     seconds and shape ``sigma`` (the server answers a request after the longest of them, as
     a server running its inputs' model calls side by side would)."""
@@ -36,7 +36,7 @@ def lognormal_delay(mean_s: float, sigma: float, seed: int = 0) -> Callable[[Any
     lock = threading.Lock()
     mu = math.log(mean_s) - sigma * sigma / 2 if mean_s > 0 else 0.0
 
-    def delay(request: Any) -> list[float]:
+    def delay(request: JSONValue) -> list[float]:
         count = len(request.get("inputs", [])) if isinstance(request, dict) else 1
         if mean_s <= 0:
             return [0.0] * count
@@ -52,7 +52,7 @@ class LoopbackAgentServer:
     ``delay(request)`` gives seconds to wait, or one latency per input (the longest is
     waited); ``delays`` keeps every latency drawn, for computing ideal bounds."""
 
-    def __init__(self, agent: Agent, *, delay: Callable[[Any], float | list[float]] | None = None,
+    def __init__(self, agent: Agent, *, delay: Callable[[JSONValue], float | list[float]] | None = None,
                  reply: ReplyHook | None = None) -> None:
         self.agent = agent
         self.delay = delay or (lambda request: 0.0)
@@ -74,7 +74,7 @@ class LoopbackAgentServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: Any) -> None:
+            def log_message(self, *args: object) -> None:
                 pass
 
             def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:

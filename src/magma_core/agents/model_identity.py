@@ -16,10 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+from magma_core.json_types import JSONDict, JSONValue
 
 __all__ = ["ENGINES", "probe", "text_digest", "weights_digest"]
 
@@ -30,7 +31,7 @@ _CHUNK = 1 << 20
 _digests: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> digest, per process
 
 
-def weights_digest(path: str | Path) -> dict[str, Any] | None:
+def weights_digest(path: str | Path) -> JSONDict | None:
     """``{"path", "sha256", "bytes"}`` of a weights file, or of a folder (every file under it,
     in sorted order, its relative name and content hashed); None when ``path`` is neither."""
     path = Path(path)
@@ -63,7 +64,7 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _get(client: httpx.Client, url: str) -> Any:
+def _get(client: httpx.Client, url: str) -> JSONValue:
     try:
         response = client.get(url)
     except httpx.HTTPError:
@@ -82,7 +83,7 @@ def _local(base_url: str) -> bool:
 
 
 def probe(base_url: str, model: str, api_key_env: str | None = "OPENAI_API_KEY",
-          timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
+          timeout: float = PROBE_TIMEOUT_S) -> JSONDict:
     """The identity of ``model`` as the server at ``base_url`` (``.../v1``) reports it:
     ``engine``, ``version``, ``served_model``, ``weights`` (path, sha256, bytes; the digest
     only for a server on this machine whose weights path exists here), ``chat_template_sha256``
@@ -98,7 +99,7 @@ def probe(base_url: str, model: str, api_key_env: str | None = "OPENAI_API_KEY",
         entries = [e for e in listing.get("data") or [] if isinstance(e, dict)]
         entry = next((e for e in entries if e.get("id") == model), entries[0] if entries else {})
         owner = entry.get("owned_by")
-        facts: dict[str, Any] = {"engine": ENGINES.get(owner, owner or "unknown"),
+        facts: JSONDict = {"engine": ENGINES.get(owner, owner or "unknown"),
                                  "served_model": entry.get("id")}
         weights_path = entry.get("root") if owner == "vllm" else None
         if owner == "llamacpp":

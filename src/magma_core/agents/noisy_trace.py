@@ -23,10 +23,10 @@ import copy
 import hashlib
 import json
 import random
-from typing import Any
 
 from magma_core.agents.base import Candidate, CandidateAgent, robot_names
 from magma_core.agents.trace import CURSOR_KEY, coached_cursor
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import AgentDecision, AgentInput
 from magma_core.simulation.data_structures.decisions import Decision, ToolCall
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
@@ -92,7 +92,7 @@ class NoisyTraceAgent(CandidateAgent):
             wire = AgentDecision.from_decision(decision, default_robot)
         except ValueError as exc:
             return self._fail("missing_robot", f"trace decision {cursor}: {exc}", memory)
-        new_memory: dict[str, Any] = copy.deepcopy(memory)
+        new_memory: JSONDict = copy.deepcopy(memory)
         new_memory[CURSOR_KEY] = next_cursor
         noise = new_memory.get(NOISE_KEY)
         # The candidate index is kept too, so that siblings which both replayed the trace
@@ -108,7 +108,7 @@ class NoisyTraceAgent(CandidateAgent):
         return Candidate(memory=new_memory, decision=wire, internal_steps=[step])
 
     def _mistakes(
-        self, cursor: int, attributes: dict[str, Any], rng: random.Random
+        self, cursor: int, attributes: JSONDict, rng: random.Random
     ) -> list[tuple[str, Decision, int]]:
         """``(kind, decision, next cursor)`` for every mistake that applies at ``cursor``."""
         reference = self.decisions[cursor]
@@ -124,19 +124,19 @@ class NoisyTraceAgent(CandidateAgent):
             out.append(("message", Decision(say=MISTAKE_MESSAGE), cursor))
         return out
 
-    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
+    def repaired_memory(self, agent_input: AgentInput, repair: JSONDict) -> JSONDict:
         """After a coach's repair: the cursor past it, and ``coached`` in the noise record."""
         memory = coached_cursor(agent_input.memory, repair)
         noise = memory.get(NOISE_KEY)
         memory[NOISE_KEY] = [*(noise if isinstance(noise, list) else []), ["coached", 0]]
         return memory
 
-    def _fail(self, code: str, message: str, memory: dict[str, Any]) -> Candidate:
+    def _fail(self, code: str, message: str, memory: JSONDict) -> Candidate:
         return Candidate.fail(code, message, copy.deepcopy(memory), component=self.component)
 
 
 def _wrong_argument(
-    decision: Decision, attributes: dict[str, Any], rng: random.Random
+    decision: Decision, attributes: JSONDict, rng: random.Random
 ) -> Decision | None:
     """``decision`` with one string argument swapped for another member of the attribute list
     holding it (another object, another area); None when no argument can be swapped."""

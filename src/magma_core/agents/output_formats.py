@@ -24,20 +24,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.agents._http import clip
 from magma_core.agents.openai_chat import OpenAIChatAgent
 from magma_core.agents.reply_parsing import ReplyError, say_text
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import AgentDecision, AgentInput, AgentToolCall
 from magma_core.user_error import UserError
+
+if TYPE_CHECKING:  # named for the annotations only
+    import jinja2  # imported on use (its cost deferred), named here for the annotation
 
 SUMMARY_KEY = "summary"
 RULES_KEY = "memory_list"
 TEMPLATE_VARIABLES = ("messages", "tools", "permanent_rules", "summary", "task_attributes", "system")
 
 
-def json_format_prompt(schemas: list[dict[str, Any]], robots: list[str], robot_param: str | None) -> str:
+def json_format_prompt(schemas: list[JSONDict], robots: list[str], robot_param: str | None) -> str:
     """The system-message part that asks for the ``{say, action}`` object and lists the tools."""
     tools = []
     for schema in schemas:
@@ -58,8 +62,8 @@ def json_format_prompt(schemas: list[dict[str, Any]], robots: list[str], robot_p
     )
 
 
-def parse_json_reply(message: dict[str, Any], names: dict[str, str],
-                     robots: list[str]) -> tuple[AgentDecision, dict[str, Any]]:
+def parse_json_reply(message: JSONDict, names: dict[str, str],
+                     robots: list[str]) -> tuple[AgentDecision, JSONDict]:
     """``(decision, assistant message)`` from a reply holding the ``{say, action}`` object;
     :class:`ReplyError` for anything else (see the module)."""
     text = say_text(message)
@@ -92,7 +96,7 @@ def parse_json_reply(message: dict[str, Any], names: dict[str, str],
     return AgentDecision(say=say, tool_calls=calls), assistant
 
 
-def load_template(path: str) -> Any:
+def load_template(path: str) -> tuple[jinja2.Template, bool]:
     """The Jinja template at ``path`` (sandboxed), and whether it uses ``messages``; a missing
     or broken file is a one-line :class:`UserError`."""
     import jinja2
@@ -121,14 +125,14 @@ class FormattedChatAgent(OpenAIChatAgent):
     """The ``openai:`` agent with its ``output_format`` and ``prompt_template`` options applied
     (see the module); it takes the same arguments as :class:`OpenAIChatAgent`."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.json_format = self.options.output_format == "json"
         self.template, self.template_whole = (load_template(self.options.prompt_template)
                                               if self.options.prompt_template else (None, False))
 
-    def prompt_messages(self, system: dict[str, Any], history: list[dict[str, Any]], turn: list[dict[str, Any]],
-                        agent_input: AgentInput, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def prompt_messages(self, system: JSONDict, history: list[JSONDict], turn: list[JSONDict],
+                        agent_input: AgentInput, schemas: list[JSONDict]) -> list[JSONDict]:
         memory = agent_input.memory
         robots = [r for r in agent_input.attributes.get("known_robots") or [] if isinstance(r, str)]
         robot_param = self._robot_param(schemas, robots)
@@ -154,31 +158,31 @@ class FormattedChatAgent(OpenAIChatAgent):
             return [{"role": "user", "content": text}]
         return [{"role": "system", "content": text}, *history, *turn]
 
-    def parse_reply(self, message: dict[str, Any], names: dict[str, str], robots: list[str],
-                    robot_param: str | None) -> tuple[AgentDecision, dict[str, Any]]:
+    def parse_reply(self, message: JSONDict, names: dict[str, str], robots: list[str],
+                    robot_param: str | None) -> tuple[AgentDecision, JSONDict]:
         if self.json_format:
             return parse_json_reply(message, names, robots)
         return super().parse_reply(message, names, robots, robot_param)
 
-    def _params(self, agent_input: AgentInput, schemas: list[dict[str, Any]], stage: dict[str, Any] | None = None,
-                constrained: bool = False, may_answer: bool = True, robots: int = 1) -> dict[str, Any]:
+    def _params(self, agent_input: AgentInput, schemas: list[JSONDict], stage: JSONDict | None = None,
+                constrained: bool = False, may_answer: bool = True, robots: int = 1) -> JSONDict:
         if self.json_format:  # the tools are in the prompt; none go as functions
             return super()._params(agent_input, [], None, False, may_answer, robots)
         return super()._params(agent_input, schemas, stage, constrained, may_answer, robots)
 
-    def _count_tool_use(self, offered: bool, message: dict[str, Any]) -> None:
+    def _count_tool_use(self, offered: bool, message: JSONDict) -> None:
         if not self.json_format:
             super()._count_tool_use(offered, message)
 
     @staticmethod
-    def _robot_param(schemas: list[dict[str, Any]], robots: list[str]) -> str | None:
+    def _robot_param(schemas: list[JSONDict], robots: list[str]) -> str | None:
         if len(robots) <= 1 or not schemas:
             return None
         properties = schemas[0]["function"].get("parameters", {}).get("properties", {})
         return "target_robot_name" if "target_robot_name" in properties else "robot"
 
 
-def _text(message: dict[str, Any]) -> str:
+def _text(message: JSONDict) -> str:
     content = message.get("content")
     text = content if isinstance(content, str) else ""
     calls = message.get("tool_calls") or []

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from magma_core.agents.backends import split_backends
 from magma_core.agents.base import Agent, AgentCheckError
@@ -28,7 +28,11 @@ from magma_core.agents.model_identity import probe
 from magma_core.agents.noisy_trace import DEFAULT_NOISE, NoisyTraceAgent
 from magma_core.agents.openai_chat import OpenAIChatAgent
 from magma_core.agents.trace import TraceAgent
+from magma_core.json_types import JSONDict
 from magma_core.user_error import UserError
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tasks.perfect_trace import PerfectTrace
 
 SPEC_FORMS = "'trace', 'noisy-trace[:P]', 'openai:MODEL[@BASE_URL]' or 'http://HOST:PORT'"
 
@@ -94,7 +98,7 @@ def _noise(spec: str, text: str) -> float:
 HTTP_AGENT_OPTIONS = ("timeout", "retries", "backoff")
 
 
-def model_facts(text: str | None, options: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def model_facts(text: str | None, options: JSONDict | None = None) -> JSONDict | None:
     """What a run records of the model behind an agent or judge spec: ``{"name", "endpoint",
     "options"}`` for ``openai:MODEL[@BASE_URL]`` (options: the given model options), ``{"endpoint"}``
     for an agent server, None for the built-in agents (and for a spec that is not one)."""
@@ -114,7 +118,7 @@ def model_facts(text: str | None, options: dict[str, Any] | None = None) -> dict
     return None
 
 
-def model_identity(text: str | None) -> dict[str, Any] | None:
+def model_identity(text: str | None) -> JSONDict | None:
     """The identity of the model behind an ``openai:MODEL[@BASE_URL]`` spec, as its server
     reports it (:func:`magma_core.agents.model_identity.probe`: engine, version, weights
     digest); None for any other spec."""
@@ -129,7 +133,7 @@ def model_identity(text: str | None) -> dict[str, Any] | None:
     return probe(spec.base_url, spec.model)
 
 
-def from_spec(text: str, *, trace: Any = None, chat_options: ChatOptions | None = None, **options: Any) -> Agent:
+def from_spec(text: str, *, trace: PerfectTrace | None = None, chat_options: ChatOptions | None = None, **options: object) -> Agent:
     """Build the agent a spec string names. ``trace`` (a ``PerfectTrace``) is required for
     ``trace``; ``options`` go to the agent's constructor (e.g. ``timeout``, ``retries``).
     ``chat_options`` (:class:`ChatOptions`) configure an ``openai`` agent; an ``http`` agent
@@ -173,7 +177,7 @@ def chat_agent_class(options: ChatOptions | None) -> type[OpenAIChatAgent]:
     return OpenAIChatAgent
 
 
-def build_agent(text: str, *, trace: Any = None, check: bool = True, **options: Any) -> Agent:
+def build_agent(text: str, *, trace: PerfectTrace | None = None, check: bool = True, **options: object) -> Agent:
     """The agent ``text`` names, ready to use: built by :func:`from_spec`, then (``http`` and
     ``openai`` agents, unless ``check`` is False) checked with ``agent.check()``.
 

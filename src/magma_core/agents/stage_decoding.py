@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
 
 from magma_core.agents.chat_options import CONSTRAIN_MODES
+from magma_core.json_types import JSONDict, JSONValue
 
 __all__ = ["CALL_ENDS", "CALL_PREFILLS", "CONSTRAIN_MODES", "call_prefill_text", "callable_tools", "constrained_message",
            "reply_schema", "response_format", "stage_of", "tool_choice", "tools_prompt"]
@@ -47,7 +47,7 @@ MAX_STRING_LENGTH = 200
 MAX_ANSWER_LENGTH = 2000
 
 
-def stage_of(extra_keys: dict[str, Any]) -> dict[str, Any] | None:
+def stage_of(extra_keys: JSONDict) -> JSONDict | None:
     """The input's stage (``extra_keys["stage"]``) if it is well formed, else None."""
     stage = extra_keys.get("stage")
     if not isinstance(stage, dict) or stage.get("kind") not in ("action", "text_only"):
@@ -58,7 +58,7 @@ def stage_of(extra_keys: dict[str, Any]) -> dict[str, Any] | None:
     return stage
 
 
-def callable_tools(tools: list[dict[str, Any]], stage: dict[str, Any] | None) -> list[dict[str, Any]]:
+def callable_tools(tools: list[JSONDict], stage: JSONDict | None) -> list[JSONDict]:
     """The tools of ``tools`` the stage lets the agent call (all of them without a stage)."""
     allowed = stage.get("callable_tools") if stage else None
     if allowed is None:
@@ -66,7 +66,7 @@ def callable_tools(tools: list[dict[str, Any]], stage: dict[str, Any] | None) ->
     return [t for t in tools if t.get("name") in set(allowed)]
 
 
-def tool_choice(stage: dict[str, Any] | None, schemas: list[dict[str, Any]], required_ok: bool) -> Any:
+def tool_choice(stage: JSONDict | None, schemas: list[JSONDict], required_ok: bool) -> JSONValue:
     """The ``tool_choice`` for a stage: in an action stage the one tool by name, else
     ``required`` (``auto`` where the server refused it); ``auto`` elsewhere; None without tools."""
     if not schemas:
@@ -78,7 +78,7 @@ def tool_choice(stage: dict[str, Any] | None, schemas: list[dict[str, Any]], req
     return "required" if required_ok else "auto"
 
 
-def call_prefill_text(value: str | None, stage: dict[str, Any] | None, schemas: list[dict[str, Any]]) -> str | None:
+def call_prefill_text(value: str | None, stage: JSONDict | None, schemas: list[JSONDict]) -> str | None:
     """The text an action stage's reply is started with (``value``: a name of
     :data:`CALL_PREFILLS` or the text itself, ``\\n`` read as a newline); None outside an
     action stage that offers tools, or without ``value``."""
@@ -87,7 +87,7 @@ def call_prefill_text(value: str | None, stage: dict[str, Any] | None, schemas: 
     return CALL_PREFILLS.get(value, value.replace("\\n", "\n"))
 
 
-def _bounded(schema: Any) -> Any:
+def _bounded(schema: JSONValue) -> JSONValue:
     """``schema`` with every free string (no enum, no const) given a ``maxLength``."""
     if isinstance(schema, list):
         return [_bounded(s) for s in schema]
@@ -99,7 +99,7 @@ def _bounded(schema: Any) -> Any:
     return out
 
 
-def reply_schema(schemas: list[dict[str, Any]], max_calls: int, may_answer: bool) -> dict[str, Any]:
+def reply_schema(schemas: list[JSONDict], max_calls: int, may_answer: bool) -> JSONDict:
     """The JSON schema a constrained reply follows: one to ``max_calls`` calls of the offered
     tools, or (``may_answer``) an answer."""
     calls = []
@@ -118,14 +118,14 @@ def reply_schema(schemas: list[dict[str, Any]], max_calls: int, may_answer: bool
     return {"anyOf": [call_reply, answer]}
 
 
-def response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any]:
+def response_format(mode: str, schema: JSONDict) -> JSONDict:
     """The ``response_format`` body field of a constrained request in ``mode``."""
     if mode == "json_object":  # llama-cpp-python's server: a schema inside json_object
         return {"type": "json_object", "schema": schema}
     return {"type": "json_schema", "json_schema": {"name": "decision", "schema": schema, "strict": False}}
 
 
-def tools_prompt(schemas: list[dict[str, Any]], may_answer: bool) -> str:
+def tools_prompt(schemas: list[JSONDict], may_answer: bool) -> str:
     """The system message's lines describing the tools of a constrained request."""
     lines = ["Reply with JSON only: {\"tool_calls\": [{\"name\": TOOL, \"arguments\": {...}}]}"
              + (", or {\"answer\": TEXT} to answer the user." if may_answer else ".") + " Tools:"]
@@ -139,7 +139,7 @@ def tools_prompt(schemas: list[dict[str, Any]], may_answer: bool) -> str:
     return "\n".join(lines)
 
 
-def constrained_message(content: Any) -> dict[str, Any] | None:
+def constrained_message(content: object) -> JSONDict | None:
     """The reply message a constrained reply's text stands for (tool calls, or the answer
     as text); None when the text is not such a JSON object."""
     if not isinstance(content, str):

@@ -18,13 +18,13 @@ import copy
 import json
 import threading
 from collections import OrderedDict
-from typing import Any
 
 from magma_core.agents._http import clip
 from magma_core.agents.base import Candidate
 from magma_core.agents.chat_client import ChatError
 from magma_core.agents.output_formats import SUMMARY_KEY, FormattedChatAgent
 from magma_core.agents.reply_parsing import HISTORY_KEY, ReplyError, say_text
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import AgentInput
 
 SUMMARISER_PROMPT = (
@@ -35,7 +35,7 @@ SUMMARISER_PROMPT = (
 KEPT_SUMMARIES = 256
 
 
-def conversation_size(memory: dict[str, Any]) -> int:
+def conversation_size(memory: JSONDict) -> int:
     """Characters of ``memory``'s history (as JSON) and summary."""
     history = memory.get(HISTORY_KEY) or []
     summary = memory.get(SUMMARY_KEY) if isinstance(memory.get(SUMMARY_KEY), str) else ""
@@ -48,10 +48,10 @@ class SummarisingChatAgent(FormattedChatAgent):
 
     component_summary = "summariser"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.threshold = int(self.options.summarise_after or 5000)
-        self._summaries: OrderedDict[tuple[str, int], Any] = OrderedDict()
+        self._summaries: OrderedDict[tuple[str, int], tuple[str, JSONDict, str | None]] = OrderedDict()
         self._summary_lock = threading.Lock()
 
     def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
@@ -69,7 +69,7 @@ class SummarisingChatAgent(FormattedChatAgent):
         candidate.internal_steps.insert(0, step)
         return candidate
 
-    def _shared_summary(self, key: tuple[str, int], memory: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+    def _shared_summary(self, key: tuple[str, int], memory: JSONDict) -> tuple[str, JSONDict, str | None]:
         """``(summary, internal step, failure or None)``, made once per input (the first
         candidate makes it, the others wait for it)."""
         with self._summary_lock:
@@ -91,7 +91,7 @@ class SummarisingChatAgent(FormattedChatAgent):
         summary, step, failure = entry.get("result", ("", {}, "the summary was not made"))
         return summary, copy.deepcopy(step), failure
 
-    def _summarise(self, memory: dict[str, Any], key: tuple[str, int]) -> tuple[str, dict[str, Any], str | None]:
+    def _summarise(self, memory: JSONDict, key: tuple[str, int]) -> tuple[str, JSONDict, str | None]:
         previous = memory.get(SUMMARY_KEY) if isinstance(memory.get(SUMMARY_KEY), str) else ""
         lines = []
         for message in memory.get(HISTORY_KEY) or []:
@@ -106,7 +106,7 @@ class SummarisingChatAgent(FormattedChatAgent):
                      + "\n".join(lines)}]
         params = {k: v for k, v in self.options.body_params(False).items() if k != "tool_choice"}
         params["temperature"] = 0.0
-        step: dict[str, Any] = {"id": f"{key[0]}:{key[1]}:summary", "component": self.component_summary,
+        step: JSONDict = {"id": f"{key[0]}:{key[1]}:summary", "component": self.component_summary,
                                 "origin": "model", "input_elements": {"model": self.model,
                                                                       "characters": conversation_size(memory)}}
         try:

@@ -8,9 +8,9 @@ Stateless per request: the position in the trace travels in the memory it return
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from magma_core.agents.base import Candidate, CandidateAgent, robot_names
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import AgentDecision, AgentInput
 from magma_core.simulation.data_structures.decisions import Decision
 from magma_core.simulation.tasks.perfect_trace import PerfectTrace
@@ -52,21 +52,21 @@ class TraceAgent(CandidateAgent):
             decision = AgentDecision.from_decision(self.decisions[cursor], default_robot)
         except ValueError as exc:
             return self._fail("missing_robot", f"trace decision {cursor}: {exc}", memory)
-        new_memory: dict[str, Any] = copy.deepcopy(memory)
+        new_memory: JSONDict = copy.deepcopy(memory)
         new_memory[CURSOR_KEY] = cursor + 1
         step = {"id": f"{request_id}:{agent_input.id}:{candidate_index}", "component": self.component,
                 "origin": "model", "trace_index": cursor}
         return Candidate(memory=new_memory, decision=decision, internal_steps=[step])
 
-    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
+    def repaired_memory(self, agent_input: AgentInput, repair: JSONDict) -> JSONDict:
         """After a coach's repair: the cursor past the repair's ``reference_index``."""
         return coached_cursor(agent_input.memory, repair)
 
-    def _fail(self, code: str, message: str, memory: dict[str, Any]) -> Candidate:
+    def _fail(self, code: str, message: str, memory: JSONDict) -> Candidate:
         return Candidate.fail(code, message, copy.deepcopy(memory), component=self.component)
 
 
-def coached_cursor(memory: dict[str, Any], repair: dict[str, Any]) -> dict[str, Any]:
+def coached_cursor(memory: JSONDict, repair: JSONDict) -> JSONDict:
     """``memory`` with the trace cursor just past a coach's repair (its ``reference_index``,
     the repaired decision's position in the trace; unchanged without one)."""
     out = copy.deepcopy(memory)

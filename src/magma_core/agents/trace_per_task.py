@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.agents.base import Candidate, CandidateAgent
 from magma_core.agents.trace import TraceAgent
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import AgentInput
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.data_structures import Decision
+    from magma_core.simulation.tasks.perfect_trace import PerfectTrace
 
 
 class SlotTraceAgent(CandidateAgent):
@@ -26,11 +31,11 @@ class SlotTraceAgent(CandidateAgent):
     agent_id = "magma.trace"
     component = "trace"
 
-    def __init__(self, make: Callable[[Any, int], CandidateAgent] | None = None) -> None:
+    def __init__(self, make: Callable[[PerfectTrace | list[Decision], int], CandidateAgent] | None = None) -> None:
         self._agents: dict[int, CandidateAgent] = {}
         self._make = make or (lambda trace, seed: TraceAgent(trace))
 
-    def assign(self, slot: int, trace: Any, seed: int = 0) -> None:
+    def assign(self, slot: int, trace: PerfectTrace | list[Decision], seed: int = 0) -> None:
         self._agents[slot] = self._make(trace, seed)
 
     def decide(self, request_id: str, agent_input: AgentInput, candidate_index: int) -> Candidate:
@@ -50,12 +55,12 @@ class TreeTraceAgent(CandidateAgent):
     component = "trace"
     concurrent = True  # each tree's agent is stateless per request
 
-    def __init__(self, make: Callable[[Any], CandidateAgent]) -> None:
+    def __init__(self, make: Callable[[PerfectTrace | list[Decision]], CandidateAgent]) -> None:
         self._make = make
         self._agents: dict[int, CandidateAgent] = {}
         self._tree_of: dict[int, int] = {}
 
-    def add_tree(self, tree: int, trace: Any) -> None:
+    def add_tree(self, tree: int, trace: PerfectTrace | None) -> None:
         """Replay ``trace`` (a ``PerfectTrace``; None: no trace) in ``tree``."""
         self._agents[tree] = self._make(trace if trace is not None else [])
 
@@ -63,7 +68,7 @@ class TreeTraceAgent(CandidateAgent):
         """Answer input id ``situation`` with ``tree``'s agent."""
         self._tree_of[situation] = tree
 
-    def repaired_memory(self, agent_input: AgentInput, repair: dict[str, Any]) -> dict[str, Any]:
+    def repaired_memory(self, agent_input: AgentInput, repair: JSONDict) -> JSONDict:
         agent = self._agents.get(self._tree_of.get(int(agent_input.id), -1))
         return super().repaired_memory(agent_input, repair) if agent is None else \
             agent.repaired_memory(agent_input, repair)

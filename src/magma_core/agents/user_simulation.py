@@ -22,13 +22,19 @@ import copy
 import json
 import random
 import re
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from magma_core.agents.backends import chat_client
 from magma_core.agents.chat_client import ChatError
 from magma_core.agents.spec import parse_spec
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import TemplateInstruction, UserInstruction
 from magma_core.user_error import UserError
+
+if TYPE_CHECKING:  # named for the annotations only
+    import httpx
+
+    from magma_core.simulation.tasks import BaseTask
 
 #: frames of an imperative clause (``{}``: the clause, lower-cased, without its full stop)
 IMPERATIVE_FRAMES = ("Please {}.", "Could you {}?", "Can you {}?", "I would like you to {}.", "{}, please.")
@@ -52,11 +58,11 @@ _LEADS = ("now", "then", "first", "next", "also", "finally")  # openers an imper
 class User(Protocol):
     """A simulated user: puts instructions in its own words."""
 
-    variants: list[dict[str, Any]]
+    variants: list[JSONDict]
 
     def paraphrase(self, text: str, seed: int, context: str = "") -> str: ...
 
-    def fill_template(self, template: dict[str, Any], context: str, seed: int) -> str: ...
+    def fill_template(self, template: JSONDict, context: str, seed: int) -> str: ...
 
 
 def kept_words(text: str) -> list[str]:
@@ -70,7 +76,7 @@ class RuleParaphraser:
     name = "builtin"
 
     def __init__(self) -> None:
-        self.variants: list[dict[str, Any]] = []
+        self.variants: list[JSONDict] = []
 
     def paraphrase(self, text: str, seed: int, context: str = "") -> str:
         """``text`` in other words: its first sentence framed by the kind it is (an imperative
@@ -88,7 +94,7 @@ class RuleParaphraser:
         variant = " ".join(sentences)
         return self._remember(text, seed, variant if kept_words(variant) == kept_words(text) else text)
 
-    def fill_template(self, template: dict[str, Any], context: str, seed: int) -> str:
+    def fill_template(self, template: JSONDict, context: str, seed: int) -> str:
         """The template in words: its ``text`` (or ``instruction``) when it has one, else its
         fields as ``name: value`` clauses, paraphrased with ``seed``."""
         base = template.get("text") or template.get("instruction")
@@ -173,7 +179,7 @@ class ModelUser(RuleParaphraser):
     checked to keep the original's names and numbers (else the original is kept)."""
 
     def __init__(self, spec: str, *, temperature: float = 0.7, timeout: float = 60.0, retries: int = 1,
-                 transport: Any = None) -> None:
+                 transport: httpx.BaseTransport | None = None) -> None:
         super().__init__()
         parsed = parse_spec(spec)
         if parsed.kind != "openai":
@@ -188,7 +194,7 @@ class ModelUser(RuleParaphraser):
         answer = self._ask(PARAPHRASE_PROMPT, user, text, seed)
         return self._remember(text, seed, answer if answer is not None else text)
 
-    def fill_template(self, template: dict[str, Any], context: str, seed: int) -> str:
+    def fill_template(self, template: JSONDict, context: str, seed: int) -> str:
         described = json.dumps(template, ensure_ascii=False, sort_keys=True)
         answer = self._ask(TEMPLATE_PROMPT, f"Request: {described}\nContext: {context}", described, seed)
         if answer is None:  # refused: the built-in filling
@@ -211,7 +217,7 @@ class ModelUser(RuleParaphraser):
         self.client.close()
 
 
-def with_simulated_user(task: Any, user: RuleParaphraser, seed: int) -> Any:
+def with_simulated_user(task: BaseTask, user: RuleParaphraser, seed: int) -> BaseTask:
     """A copy of ``task`` whose user instructions the simulated ``user`` put in its words
     (seeded by ``seed`` and the stage index) and whose ``TemplateInstruction`` s it filled in."""
     task = copy.deepcopy(task)
@@ -225,7 +231,7 @@ def with_simulated_user(task: Any, user: RuleParaphraser, seed: int) -> Any:
     return task
 
 
-def user_from_spec(spec: str | None, **options: Any) -> RuleParaphraser:
+def user_from_spec(spec: str | None, **options: object) -> RuleParaphraser:
     """``builtin`` (or None) -> :class:`RuleParaphraser`; ``openai:...`` -> :class:`ModelUser`."""
     if spec is None or spec.strip() in ("", "builtin"):
         return RuleParaphraser()

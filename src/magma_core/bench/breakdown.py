@@ -15,11 +15,11 @@ Pure functions of :class:`~magma_core.bench.trial.Trial` lists.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
 
 from magma_core.bench.stats import rate
 from magma_core.bench.taxonomy import INFRASTRUCTURE_FAILURE
 from magma_core.bench.trial import Trial
+from magma_core.json_types import JSONDict
 
 
 def ended_at(t: Trial) -> int:
@@ -28,7 +28,7 @@ def ended_at(t: Trial) -> int:
     return max(0, min(t.stages_passed, t.stages_total - 1))
 
 
-def by_item(trials: list[Trial], trials_per_item: int) -> dict[str, dict[str, Any]]:
+def by_item(trials: list[Trial], trials_per_item: int) -> dict[str, JSONDict]:
     """The per-item table, items in suite order."""
     groups: dict[str, list[Trial]] = defaultdict(list)
     for t in trials:
@@ -50,7 +50,7 @@ def by_item(trials: list[Trial], trials_per_item: int) -> dict[str, dict[str, An
     return out
 
 
-def by_stage(trials: list[Trial]) -> dict[str, dict[str, Any]]:
+def by_stage(trials: list[Trial]) -> dict[str, JSONDict]:
     """The per-stage funnel, stage indices as strings (``"0"``, ``"1"``, ...)."""
     ran = [t for t in trials if t.status != INFRASTRUCTURE_FAILURE]
     deepest = max((t.stages_total for t in ran), default=0)
@@ -64,7 +64,7 @@ def by_stage(trials: list[Trial]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def failure_reasons(trials: list[Trial]) -> dict[str, dict[str, Any]]:
+def failure_reasons(trials: list[Trial]) -> dict[str, JSONDict]:
     """The per-failure-reason table, the most frequent reason first."""
     failures = [t for t in trials if not t.success]
     groups: dict[str, list[Trial]] = defaultdict(list)
@@ -83,7 +83,7 @@ def failure_reasons(trials: list[Trial]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def breakdown(trials: list[Trial], trials_per_item: int) -> dict[str, Any]:
+def breakdown(trials: list[Trial], trials_per_item: int) -> JSONDict:
     """The three tables as the report's ``by_item``, ``by_stage`` and ``failure_reasons``."""
     return {"by_item": by_item(trials, trials_per_item), "by_stage": by_stage(trials),
             "failure_reasons": failure_reasons(trials)}

@@ -12,8 +12,8 @@ from __future__ import annotations
 import copy
 import importlib
 from types import ModuleType
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.user_error import UserError
 
 CLEAN = "clean"
@@ -44,8 +44,8 @@ def load_transforms(module_name: str) -> ModuleType:
     return module
 
 
-def transform(module: ModuleType, condition: str, clean_spec: dict[str, Any],
-              options: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def transform(module: ModuleType, condition: str, clean_spec: JSONDict,
+              options: JSONDict) -> tuple[JSONDict, list[JSONDict]]:
     """The perturbed task of ``condition`` and its interventions, checked against the
     condition's required intervention types."""
     if condition not in CONDITIONS:

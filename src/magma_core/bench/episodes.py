@@ -17,12 +17,12 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
 
 from magma_core.agents import Agent, parse_spec
 from magma_core.agents.noisy_trace import NoisyTraceAgent
 from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.bench.task_spec import task_from_spec
+from magma_core.json_types import JSONDict
 from magma_core.runs import RunSpec
 from magma_core.runs.agent_requests import AgentOutage
 from magma_core.runs.assembly import (
@@ -47,7 +47,7 @@ from magma_core.user_error import UserError
 class SuiteEpisodes(EpisodeTasks):
     """The task and seed of each episode of a benchmark run over ``items`` (see the module)."""
 
-    def __init__(self, items: list[dict[str, Any]], trials: int, first: int = 0,
+    def __init__(self, items: list[JSONDict], trials: int, first: int = 0,
                  user: str | None = None) -> None:
         self.items = items
         self.trials = trials
@@ -77,7 +77,7 @@ class SuiteEpisodes(EpisodeTasks):
         return self._simulated(self.item_task(episode // self.trials), seed)
 
 
-def engine_key(item: dict[str, Any]) -> str:
+def engine_key(item: JSONDict) -> str:
     """What items must share to run on one engine: world, tools, env options, robots and tools
     constant (``Executor.reset_slot`` refuses a task differing in any)."""
     task = item["task"]
@@ -86,7 +86,7 @@ def engine_key(item: dict[str, Any]) -> str:
                        init["agent_names"], init["tools_constant"]], sort_keys=True)
 
 
-def engine_groups(items: list[dict[str, Any]]) -> list[list[int]]:
+def engine_groups(items: list[JSONDict]) -> list[list[int]]:
     """Item positions grouped by :func:`engine_key`, in suite order."""
     groups: dict[str, list[int]] = {}
     for index, item in enumerate(items):
@@ -94,8 +94,8 @@ def engine_groups(items: list[dict[str, Any]]) -> list[list[int]]:
     return list(groups.values())
 
 
-def check_items(items: list[dict[str, Any]], judge_spec: str | None,
-                judge_options: dict[str, Any] | None = None) -> None:
+def check_items(items: list[JSONDict], judge_spec: str | None,
+                judge_options: JSONDict | None = None) -> None:
     """Every item's task loads and passes the engine's checks (e.g. judged stages need
     ``--judge``), before any trial starts."""
     judge = build_judge(judge_spec, judge_options)
@@ -110,7 +110,7 @@ def check_items(items: list[dict[str, Any]], judge_spec: str | None,
             closer()
 
 
-def build_bench_agent(agent: str, task: BaseTask, agent_options: dict[str, Any] | None = None,
+def build_bench_agent(agent: str, task: BaseTask, agent_options: JSONDict | None = None,
                       timeout: float | None = None) -> Agent:
     """The agent of a benchmark run: ``trace`` / ``noisy-trace[:P]`` replay each slot's own
     episode's trace (noisy: seeded by the trial's seed); any other agent serves every item,
@@ -129,7 +129,7 @@ class GroupJob:
     """One group of items to run (plain values, for worker processes too)."""
 
     run_spec: RunSpec  # the run ``bench.<NAME>``: agent, judge, seed, limits, backend
-    items: list[dict[str, Any]]  # every item of the suite, in order
+    items: list[JSONDict]  # every item of the suite, in order
     trials: int
     first: int  # position of the group's first item
     slots: int
@@ -190,6 +190,6 @@ class GroupWork:
     def actor_job(self, seat: Seat) -> EpisodeJob:
         return EpisodeJob(functools.partial(run_group, self.job), self.job.slots)
 
-    def on_result(self, episode: Any, payload: Any) -> None:
+    def on_result(self, episode: object, payload: object) -> None:
         summary, record, rows = payload
         self.store.save_episode(self.job.run_spec.run_name, summary, record, rows)

@@ -20,7 +20,6 @@ function of them (tested against hand-computed values). Every rate is
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
 
 from magma_core.bench.breakdown import breakdown
 from magma_core.bench.conditions import CLEAN, CONDITIONS
@@ -29,12 +28,13 @@ from magma_core.bench.prices import Price
 from magma_core.bench.stats import pass_hat_k, rate
 from magma_core.bench.taxonomy import INFRASTRUCTURE_FAILURE, NO_ACTION, TAXONOMY, terminal_status
 from magma_core.bench.trial import Trial
+from magma_core.json_types import JSONDict
 from magma_core.store.bench_store import BenchStore, bench_run_name, trial_of
 from magma_core.store.reader import StoreReader
 from magma_core.user_error import UserError
 
 
-def collect(store: BenchStore | StoreReader, name: str) -> tuple[list[Trial], dict[str, Any]]:
+def collect(store: BenchStore | StoreReader, name: str) -> tuple[list[Trial], JSONDict]:
     """The stored trials of benchmark run ``name`` and its config; items given up after
     3 infrastructure failures contribute their missing trials as ``infrastructure_failure``."""
     bench = store.get_bench(name)
@@ -63,18 +63,18 @@ def collect(store: BenchStore | StoreReader, name: str) -> tuple[list[Trial], di
     return trials, config
 
 
-def _rate_of(trials: list[Trial]) -> dict[str, Any]:
+def _rate_of(trials: list[Trial]) -> JSONDict:
     return rate(sum(t.success for t in trials), len(trials))
 
 
-def _grouped(trials: list[Trial], key: str) -> dict[str, dict[str, Any]]:
+def _grouped(trials: list[Trial], key: str) -> dict[str, JSONDict]:
     groups: dict[str, list[Trial]] = defaultdict(list)
     for t in trials:
         groups[str(t.item[key])].append(t)
     return {k: _rate_of(v) for k, v in sorted(groups.items())}
 
 
-def domain(item: dict[str, Any]) -> str:
+def domain(item: JSONDict) -> str:
     """The domain of an item's facts: the scenario id of its preset or definition
     (``warehouse.Swap`` -> ``warehouse``); runs stored before items kept their scenario fall
     back on the skeleton id, which starts with it."""
@@ -82,18 +82,18 @@ def domain(item: dict[str, Any]) -> str:
     return str(name).split(".", 1)[0]
 
 
-def _robustness(group: list[Trial], outcome: dict[tuple[str, int], bool]) -> dict[str, Any]:
+def _robustness(group: list[Trial], outcome: dict[tuple[str, int], bool]) -> JSONDict:
     """Success among the trials whose paired clean control trial succeeded."""
     return _rate_of([t for t in group if outcome.get((t.item["control"], t.trial))])
 
 
-def _by_domain(trials: list[Trial], outcome: dict[tuple[str, int], bool]) -> dict[str, Any]:
+def _by_domain(trials: list[Trial], outcome: dict[tuple[str, int], bool]) -> JSONDict:
     """The per-domain entries of :func:`compute`."""
     domains: dict[str, list[Trial]] = defaultdict(list)
     for t in trials:
         domains[domain(t.item)].append(t)
-    by_condition: dict[str, dict[str, Any]] = {}
-    robustness: dict[str, dict[str, Any]] = {}
+    by_condition: dict[str, JSONDict] = {}
+    robustness: dict[str, JSONDict] = {}
     for name, group in sorted(domains.items()):
         conditions = {c: [t for t in group if t.item["condition"] == c] for c in CONDITIONS}
         by_condition[name] = {c: _rate_of(v) for c, v in conditions.items() if v}
@@ -104,14 +104,14 @@ def _by_domain(trials: list[Trial], outcome: dict[tuple[str, int], bool]) -> dic
             "conditional_robustness_by_domain": robustness}
 
 
-def agent_facts(config: dict[str, Any]) -> dict[str, Any]:
+def agent_facts(config: JSONDict) -> JSONDict:
     """The report's ``agent`` entry: the agent spec and the model (name, endpoint, options)
     a benchmark run's stored config names."""
     return {"spec": config.get("agent"), "model": config.get("model")}
 
 
 def compute(trials: list[Trial], trials_per_item: int, price_per_mtok: float | None = None,
-            price: Price | None = None) -> dict[str, Any]:
+            price: Price | None = None) -> JSONDict:
     """Every metric of the report (see the module docstring) as a JSON-compatible dict;
     ``price`` (the model's prompt/completion prices) wins over ``price_per_mtok``."""
     by_condition = {c: [t for t in trials if t.item["condition"] == c] for c in CONDITIONS}

@@ -23,10 +23,10 @@ A difference under the floor is inside the noise: not distinguishable from a rer
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from magma_core.bench.stats import mcnemar_exact_p
 from magma_core.bench.trial import Trial
+from magma_core.json_types import JSONDict
 
 ALPHA = 0.05
 TEST = "exact McNemar, two-sided, p < 0.05, paired by (item, trial)"
@@ -49,7 +49,7 @@ def floor_pairs(expected_discordant: float, pairs: int, alpha: float = ALPHA) ->
     return None
 
 
-def _floor(flip_rate: float | None, pairs: int) -> dict[str, Any]:
+def _floor(flip_rate: float | None, pairs: int) -> JSONDict:
     """``{"pairs", "difference"}`` of the noise floor over ``pairs`` paired trials at
     ``flip_rate`` (taken as 0 when unmeasured)."""
     expected = (flip_rate or 0.0) * pairs
@@ -58,7 +58,7 @@ def _floor(flip_rate: float | None, pairs: int) -> dict[str, Any]:
             "difference": None if m is None or not pairs else m / pairs}
 
 
-def noise(trials: list[Trial]) -> dict[str, Any]:
+def noise(trials: list[Trial]) -> JSONDict:
     """The report's ``noise`` entry: the flip rate and noise floor overall and per item.
 
     - ``flip_rate``: ``{"disagreeing", "pairs", "rate"}`` over every item's pairs of trials
@@ -74,7 +74,7 @@ def noise(trials: list[Trial]) -> dict[str, Any]:
     for t in trials:
         per_item[t.item["item_id"]].append(t)
     disagreeing = pairs = mixed = 0
-    by_item: dict[str, dict[str, Any]] = {}
+    by_item: dict[str, JSONDict] = {}
     for item_id, group in per_item.items():
         n, c = len(group), sum(t.success for t in group)
         d, p = flip_pairs(n, c)
@@ -89,7 +89,7 @@ def noise(trials: list[Trial]) -> dict[str, Any]:
             "test": TEST, "by_item": by_item}
 
 
-def verdicts(report: dict[str, Any]) -> dict[tuple[str, int], bool]:
+def verdicts(report: JSONDict) -> dict[tuple[str, int], bool]:
     """``(item_id, trial) -> success`` of a report's stored trials (its ``by_item`` verdicts)."""
     out = {}
     for item_id, row in report.get("by_item", {}).items():
@@ -99,7 +99,7 @@ def verdicts(report: dict[str, Any]) -> dict[tuple[str, int], bool]:
     return out
 
 
-def compare_noise(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+def compare_noise(base: JSONDict, other: JSONDict) -> JSONDict:
     """How ``other``'s success differs from ``base``'s over their paired trials, against the
     noise floor at the two runs' mean flip rate: ``{"pairs", "gained", "lost",
     "difference", "p", "flip_rate", "floor", "verdict"}``; ``verdict`` is ``inside`` (the
@@ -127,7 +127,7 @@ def compare_noise(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]
             "verdict": verdict, "test": TEST}
 
 
-def compare_line(base_name: str, name: str, c: dict[str, Any]) -> str:
+def compare_line(base_name: str, name: str, c: JSONDict) -> str:
     """One sentence on a :func:`compare_noise` result, for the printed report."""
     if c["verdict"] == "unpaired":
         return f"{name} vs {base_name}: no paired trial (not the same suite), so no paired test and no noise floor"

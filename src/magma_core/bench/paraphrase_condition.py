@@ -13,14 +13,14 @@ whose instructions no paraphrase changes does not take the condition (``ValueErr
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from magma_core.agents.user_simulation import user_from_spec
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import UserInstruction
 from magma_core.simulation.stage import BaseTaskStage
 
 
-def apply_paraphrase(spec: dict[str, Any], options: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def apply_paraphrase(spec: JSONDict, options: JSONDict) -> tuple[JSONDict, list[JSONDict]]:
     """``(paraphrased spec, interventions)`` of a clean task spec (edited in place)."""
     user = user_from_spec(options.get("paraphraser"))
     base = int(hashlib.sha256(str(spec.get("name", "")).encode()).hexdigest()[:8], 16)
@@ -53,7 +53,7 @@ def apply_paraphrase(spec: dict[str, Any], options: dict[str, Any]) -> tuple[dic
     return spec, interventions
 
 
-def _built_instruction(entry: dict[str, Any]) -> str | None:
+def _built_instruction(entry: JSONDict) -> str | None:
     """The user's words of a stage entry whose spec arguments do not hold them (the stage
     makes them, e.g. from a target name): read from the stage the spec builds."""
     try:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from magma_core.agents import parse_spec
 from magma_core.user_error import UserError
@@ -35,7 +34,7 @@ class Price:
         return ((prompt_tokens + unsplit_tokens) * self.input + completion_tokens * self.output) / 1e6
 
 
-def _price_value(value: Any, where: str) -> float:
+def _price_value(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise UserError(f"{where} must be a number >= 0 (currency per million tokens), got {value!r}")
     return float(value)

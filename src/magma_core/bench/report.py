@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -18,13 +17,14 @@ from magma_core.bench.prices import Price, price_for
 from magma_core.bench.report_html import render
 from magma_core.bench.report_tables import noise_comparisons, print_breakdown, print_noise
 from magma_core.bench.stats import two_proportion_p
+from magma_core.json_types import JSONDict
 from magma_core.store.bench_store import open_bench_store
 
 ALPHA = 0.05
 
 
 def bench_report(out: str | Path, names: list[str], price_per_mtok: float | None = None,
-                 prices: dict[str, Price] | None = None) -> dict[str, dict[str, Any]]:
+                 prices: dict[str, Price] | None = None) -> dict[str, JSONDict]:
     """name -> metrics (:func:`magma_core.bench.metrics.compute`) for each benchmark run;
     ``prices`` (a price table, :mod:`magma_core.bench.prices`) prices each run's model."""
     reports = {}
@@ -39,7 +39,7 @@ def bench_report(out: str | Path, names: list[str], price_per_mtok: float | None
     return reports
 
 
-def agent_line(name: str, report: dict[str, Any]) -> str:
+def agent_line(name: str, report: JSONDict) -> str:
     """``NAME: agent SPEC`` and, for a model, its name, endpoint and the options given."""
     agent = report.get("agent") or {}
     model = agent.get("model") or {}
@@ -52,7 +52,7 @@ def agent_line(name: str, report: dict[str, Any]) -> str:
     return line
 
 
-def identity_line(report: dict[str, Any]) -> str | None:
+def identity_line(report: JSONDict) -> str | None:
     """``  model identity: ENGINE VERSION; weights NAME sha256 DIGEST (SIZE); ...`` for a run
     that recorded its model's identity (None otherwise)."""
     identity = ((report.get("agent") or {}).get("model") or {}).get("identity")
@@ -74,7 +74,7 @@ def identity_line(report: dict[str, Any]) -> str | None:
     return "  model identity: " + "; ".join(p for p in parts if p)
 
 
-def significant_differences(reports: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
+def significant_differences(reports: dict[str, JSONDict]) -> dict[str, set[str]]:
     """run -> the keys (``all``, ``clean``, conditions) where its success differs from the
     first run's at p < ``ALPHA``."""
     runs = list(reports)
@@ -94,13 +94,13 @@ def significant_differences(reports: dict[str, dict[str, Any]]) -> dict[str, set
     return out
 
 
-def write_html(reports: dict[str, dict[str, Any]], path: str | Path) -> Path:
+def write_html(reports: dict[str, JSONDict], path: str | Path) -> Path:
     path = Path(path)
     path.write_text(render(reports, significant_differences(reports), noise_comparisons(reports)))
     return path
 
 
-def write_json(reports: dict[str, dict[str, Any]], path: str | Path) -> Path:
+def write_json(reports: dict[str, JSONDict], path: str | Path) -> Path:
     path = Path(path)
     payload = {"runs": reports, "significant": {k: sorted(v) for k, v in
                                                 significant_differences(reports).items()},
@@ -109,14 +109,14 @@ def write_json(reports: dict[str, dict[str, Any]], path: str | Path) -> Path:
     return path
 
 
-def _cell(r: dict[str, Any] | None, mark: bool = False) -> str:
+def _cell(r: JSONDict | None, mark: bool = False) -> str:
     if not r or r.get("rate") is None:
         return "–"
     text = f"{100 * r['rate']:.1f}% {r['num']}/{r['den']} [{100 * r['low']:.0f}-{100 * r['high']:.0f}]"
     return f"[bold red]{text} *[/]" if mark else text
 
 
-def print_report(reports: dict[str, dict[str, Any]], console: Console | None = None) -> None:
+def print_report(reports: dict[str, JSONDict], console: Console | None = None) -> None:
     """The report as rich tables."""
     console = console or Console()
     runs = list(reports)
@@ -174,7 +174,7 @@ def print_report(reports: dict[str, dict[str, Any]], console: Console | None = N
         console.print("* differs from the first run at p < 0.05 (two-proportion z-test)")
 
 
-def domain_rows(reports: dict[str, dict[str, Any]], metric: str) -> list[tuple[str, str]]:
+def domain_rows(reports: dict[str, JSONDict], metric: str) -> list[tuple[str, str]]:
     """(domain, condition) pairs of a per-domain ``metric`` over ``reports``, domains sorted,
     conditions in their canonical order."""
     pairs = {(d, c) for m in reports.values() for d, per in m.get(metric, {}).items() for c in per}
@@ -190,7 +190,7 @@ def _runs_table(title: str, runs: list[str], first: str = "") -> Table:
     return table
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if value is None:
         return "–"
     return f"{value:.3f}" if isinstance(value, float) else str(value)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+
+from magma_core.json_types import JSONDict
 
 COLOURS = ("#3867d6", "#eb3b5a", "#20bf6b", "#f7b731", "#8854d0", "#0fb9b1")
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
@@ -15,13 +16,13 @@ text-align:right}th{background:#f0f0f0}td:first-child,th:first-child{text-align:
 .sig{font-weight:bold;color:#c0392b}figure{display:inline-block;margin:1em}figcaption{font-size:90%}"""
 
 
-def _pct(r: dict[str, Any] | None) -> str:
+def _pct(r: JSONDict | None) -> str:
     if not r or r.get("rate") is None:
         return "–"
     return f"{100 * r['rate']:.1f}% ({r['num']}/{r['den']}, {100 * r['low']:.0f}–{100 * r['high']:.0f})"
 
 
-def bar_chart(title: str, series: dict[str, dict[str, dict[str, Any]]], plot_id: str) -> str:
+def bar_chart(title: str, series: dict[str, dict[str, JSONDict]], plot_id: str) -> str:
     """Grouped bars with interval whiskers: ``series[run][group] = rate``."""
     groups = sorted({g for rates in series.values() for g in rates})
     width, height, left, bottom = 640, 260, 40, 40
@@ -89,7 +90,7 @@ def _legend(names: list[str], x: float, y: float) -> str:
                    f'font-size="11">{html.escape(n)}</text>' for i, n in enumerate(names))
 
 
-def _rate_table(title: str, rows: dict[str, dict[str, Any]], runs: list[str],
+def _rate_table(title: str, rows: dict[str, JSONDict], runs: list[str],
                 significant: dict[str, set[str]] | None = None) -> str:
     keys = sorted({k for run in runs for k in rows[run]})
     head = "".join(f"<th>{html.escape(r)}</th>" for r in runs)
@@ -105,11 +106,11 @@ def _rate_table(title: str, rows: dict[str, dict[str, Any]], runs: list[str],
             + "".join(body) + "</table>")
 
 
-def _breakdown(reports: dict[str, dict[str, Any]], noise: dict[str, dict[str, Any]]) -> str:
+def _breakdown(reports: dict[str, JSONDict], noise: dict[str, JSONDict]) -> str:
     """The noise floor of each run, the compare sentences, and each run's failure reasons."""
     runs = list(reports)
 
-    def floor(n: dict[str, Any]) -> str:
+    def floor(n: JSONDict) -> str:
         d = n["floor"]["difference"]
         return "none" if d is None else f"±{100 * d:.1f} points"
     rows = [("flip rate", lambda n: "–" if n["flip_rate"]["rate"] is None else
@@ -133,8 +134,8 @@ def _breakdown(reports: dict[str, dict[str, Any]], noise: dict[str, dict[str, An
     return "".join(parts)
 
 
-def render(reports: dict[str, dict[str, Any]], significant: dict[str, set[str]],
-           noise: dict[str, dict[str, Any]] | None = None) -> str:
+def render(reports: dict[str, JSONDict], significant: dict[str, set[str]],
+           noise: dict[str, JSONDict] | None = None) -> str:
     """The page for one or more runs' metrics (the first is the baseline of ``significant``
     and of ``noise``, :func:`magma_core.bench.report_tables.noise_comparisons`)."""
     runs = list(reports)
@@ -192,7 +193,7 @@ def render(reports: dict[str, dict[str, Any]], significant: dict[str, set[str]],
 </body></html>"""
 
 
-def _num(value: Any) -> str:
+def _num(value: object) -> str:
     if value is None:
         return "–"
     return f"{value:.3f}" if isinstance(value, float) else str(value)

@@ -6,17 +6,16 @@ sentence per compared run saying whether its difference is inside the noise floo
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.table import Table
 
 from magma_core.bench.noise import compare_line, compare_noise
+from magma_core.json_types import JSONDict
 
 MARKS = {True: "✓", False: "✗", None: "·"}
 
 
-def noise_comparisons(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def noise_comparisons(reports: dict[str, JSONDict]) -> dict[str, JSONDict]:
     """run -> :func:`~magma_core.bench.noise.compare_noise` of it against the first run, with
     its sentence (``message``)."""
     runs = list(reports)
@@ -44,14 +43,14 @@ def _statuses(counts: dict[str, int], sep: str = ", ") -> str:
     return sep.join(f"{s.replace('_', ' ')} {n}" for s, n in counts.items() if s != "success") or "–"
 
 
-def floor_text(floor: dict[str, Any], paired: int) -> str:
+def floor_text(floor: JSONDict, paired: int) -> str:
     """``±D points (M of N pairs)``, or why there is none."""
     if floor["difference"] is None:
         return f"none at {paired} pairs"
     return f"±{100 * floor['difference']:.1f} pts ({floor['pairs']} of {paired} pairs)"
 
 
-def print_noise(reports: dict[str, dict[str, Any]], console: Console) -> None:
+def print_noise(reports: dict[str, JSONDict], console: Console) -> None:
     """The noise-floor table (runs as columns) and the compare sentences."""
     runs = list(reports)
     table = _table("Noise floor (identical trials of an item)", "", *[f"#{r}" for r in runs])
@@ -71,7 +70,7 @@ def print_noise(reports: dict[str, dict[str, Any]], console: Console) -> None:
         console.print(comparison["message"], highlight=False, markup=False)
 
 
-def print_breakdown(reports: dict[str, dict[str, Any]], console: Console) -> None:
+def print_breakdown(reports: dict[str, JSONDict], console: Console) -> None:
     """Per run: the per-item, per-stage and per-failure-reason tables."""
     for run, report in reports.items():
         noise = report["noise"]["by_item"]

@@ -24,6 +24,7 @@ from typing import Any
 from magma_core.agents.spec import model_facts, model_identity
 from magma_core.bench.episodes import GroupJob, GroupWork, check_items, engine_groups
 from magma_core.bench.suite import Suite, load_suite
+from magma_core.json_types import JSONDict
 from magma_core.runs import RunSpec
 from magma_core.runs.assembly import task_skills
 from magma_core.runs.limits import MAX_ATTEMPTS
@@ -32,7 +33,7 @@ from magma_core.runs.spec import check_run_name
 from magma_core.store.bench_store import BenchStore, bench_run_name, open_bench_store
 from magma_core.user_error import UserError
 
-Progress = Callable[[str, dict[str, Any]], None]  # (event, payload)
+Progress = Callable[[str, JSONDict], None]  # (event, payload)
 
 
 #: The target of a benchmark's ``RunSpec`` part until the suite is loaded (its items name theirs).
@@ -58,7 +59,7 @@ class BenchSpec:
     run: RunSpec
 
     def __init__(self, suite: str | Path, trials: int = 1, run: RunSpec | None = None,
-                 **run_fields: Any) -> None:
+                 **run_fields: object) -> None:
         unknown = set(run_fields) - _RUN_FIELDS
         if unknown:
             raise TypeError(f"BenchSpec got unexpected fields {sorted(unknown)}")
@@ -77,7 +78,7 @@ class BenchSpec:
             return getattr(self.run, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         run = self.run
         config = {"agent": run.agent, "judge": run.judge, "trials": self.trials,
                   "seed": run.seed, "suite_dir": str(self.suite)}
@@ -108,12 +109,12 @@ class BenchResult:
     errors: int = 0  # stored trials that hit a scenario error (status error)
 
 
-def observed(run: RunSpec) -> dict[str, Any]:
+def observed(run: RunSpec) -> JSONDict:
     """``{"observe": [...]}`` when the trials' agent observes more than text, else ``{}``."""
     return {"observe": list(run.observe)} if run.observe else {}
 
 
-def item_facts(item: dict[str, Any]) -> dict[str, Any]:
+def item_facts(item: JSONDict) -> JSONDict:
     """What the report needs of an item (kept with the benchmark run in the store)."""
     meta = item["metadata"]
     return {k: item[k] for k in ("item_id", "skeleton_id", "track", "condition", "length_bucket",
@@ -130,7 +131,7 @@ def bench_name(spec: BenchSpec, suite: Suite) -> str:
     return check_run_name(f"{suite.name}-{agent}"[:80])
 
 
-def with_identity(config: dict[str, Any], identity: dict[str, Any] | None) -> dict[str, Any]:
+def with_identity(config: JSONDict, identity: JSONDict | None) -> JSONDict:
     """``config`` with the model's identity (engine, version, weights digest) under
     ``model.identity`` (see :mod:`magma_core.agents.model_identity`); nothing when the server
     told nothing."""
@@ -139,7 +140,7 @@ def with_identity(config: dict[str, Any], identity: dict[str, Any] | None) -> di
     return config | {"model": config["model"] | {"identity": identity}}
 
 
-def check_same_weights(stored: dict[str, Any] | None, identity: dict[str, Any] | None, name: str) -> None:
+def check_same_weights(stored: JSONDict | None, identity: JSONDict | None, name: str) -> None:
     """A resumed benchmark run must talk to the same weights it started with (when both
     digests are known): one line otherwise."""
     before = (((stored or {}).get("config") or {}).get("model") or {}).get("identity") or {}
@@ -217,7 +218,7 @@ def _run_one_group(spec: BenchSpec, suite: Suite, run_spec: RunSpec, store: Benc
     items, trials = suite.items, spec.trials
     in_flight: set[int] = set()
 
-    def listener(event: str, episode: Any, payload: Any) -> None:
+    def listener(event: str, episode: object, payload: object) -> None:
         if event == "start":
             in_flight.add(episode.episode)
         elif event == "end":

@@ -23,12 +23,16 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.bench.task_spec import task_to_spec
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.serialization import load_type
 from magma_core.simulation.tasks import TaskDefinition
 from magma_core.user_error import UserError
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tasks.requests import BaseRequest
 
 Combination = tuple[str, ...]
 
@@ -61,14 +65,14 @@ class SplitOverlap:
                 f"produced by the training definitions{whole}")
 
 
-def _request_of(definition: type | TaskDefinition, request_type: str) -> Any | None:
+def _request_of(definition: type | TaskDefinition, request_type: str) -> BaseRequest | None:
     for request in getattr(definition, "active_requests", None) or []:
         if request.get_request_type() == request_type:
             return request
     return None
 
 
-def spec_combinations(task: Mapping[str, Any]) -> set[Combination]:
+def spec_combinations(task: Mapping[str, JSONValue]) -> set[Combination]:
     """The combinations of a task spec's requests (those whose request says one)."""
     if not task.get("definition"):
         return set()
@@ -82,7 +86,7 @@ def spec_combinations(task: Mapping[str, Any]) -> set[Combination]:
     return found
 
 
-def spec_sequence(task: Mapping[str, Any]) -> tuple[str, ...]:
+def spec_sequence(task: Mapping[str, JSONValue]) -> tuple[str, ...]:
     """The user turns of a task's reference trace, in order: what the agent is told, turn by
     turn (two tasks with the same sequence ask the same of the agent)."""
     events = (task.get("perfect_trace") or {}).get("events", [])
@@ -90,7 +94,7 @@ def spec_sequence(task: Mapping[str, Any]) -> tuple[str, ...]:
                  if e.get("type") == "user" and isinstance(e.get("content"), str))
 
 
-def spec_instructions(task: Mapping[str, Any]) -> set[str]:
+def spec_instructions(task: Mapping[str, JSONValue]) -> set[str]:
     """Every user-facing text of a task spec: stage instructions and the trace's user turns."""
     texts = {entry["spec"]["arguments"].get("instruction") for entry in task.get("stages") or []
              if isinstance(entry.get("spec", {}).get("arguments"), dict)}
@@ -107,7 +111,7 @@ def definition_combinations(definition: TaskDefinition, seeds: Iterable[int]) ->
     return found
 
 
-def row_instructions(rows: Iterable[Mapping[str, Any]]) -> set[str]:
+def row_instructions(rows: Iterable[Mapping[str, JSONValue]]) -> set[str]:
     """The user turns of chat rows (the ``chat-jsonl`` export's ``messages``)."""
     texts: set[str] = set()
     for row in rows:
@@ -117,13 +121,13 @@ def row_instructions(rows: Iterable[Mapping[str, Any]]) -> set[str]:
     return texts
 
 
-def read_rows(path: str | Path) -> list[dict[str, Any]]:
+def read_rows(path: str | Path) -> list[JSONDict]:
     """The rows of a JSONL file (one JSON object a line; blank lines skipped)."""
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def check_split(split: str, items: list[Mapping[str, Any]], training_texts: set[str],
+def check_split(split: str, items: list[Mapping[str, JSONValue]], training_texts: set[str],
                 training_combinations: set[Combination],
                 training_sequences: set[tuple[str, ...]] | None = None) -> SplitOverlap:
     """The overlap of one split's items with the training texts and combinations (and, given

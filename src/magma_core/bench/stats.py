@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 from math import comb
-from typing import Any
+
+from magma_core.json_types import JSONDict
 
 Z95 = 1.959963984540054
 
@@ -22,7 +23,7 @@ def wilson(successes: int, total: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def rate(successes: int, total: int) -> dict[str, Any]:
+def rate(successes: int, total: int) -> JSONDict:
     """``{"num", "den", "rate", "low", "high"}``; ``rate`` is None when ``total`` is 0."""
     low, high = wilson(successes, total)
     return {"num": successes, "den": total,

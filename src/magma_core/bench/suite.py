@@ -46,6 +46,7 @@ from magma_core.bench.conditions import (
     transform,
 )
 from magma_core.bench.task_spec import task_from_spec, task_to_spec
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.scenarios import list_scenarios, load_definition, load_preset
 from magma_core.scenarios.construct import construct
 from magma_core.scenarios.registry import default_transforms, find_suite
@@ -67,17 +68,17 @@ def length_bucket(oracle_calls: int) -> str:
     return next(name for name, bound in BUCKETS if oracle_calls <= bound)
 
 
-def canonical(data: Any) -> str:
+def canonical(data: JSONValue) -> str:
     """Canonical JSON text (sorted keys, 2-space indent, trailing newline)."""
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=True) + "\n"
 
 
-def _oracle_calls(task_spec: dict[str, Any]) -> int:
+def _oracle_calls(task_spec: JSONDict) -> int:
     events = (task_spec.get("perfect_trace") or {}).get("events", [])
     return sum(len(e["calls"]) for e in events if e["type"] == "tool_calls")
 
 
-def read_spec(source: str | Path) -> dict[str, Any]:
+def read_spec(source: str | Path) -> JSONDict:
     """A suite spec from a YAML file, or a suite an installed scenario declares by name
     (see :func:`magma_core.scenarios.registry.find_suite`)."""
     import yaml
@@ -137,7 +138,7 @@ def installed_suites() -> list[str]:
     return sorted({name for manifest in list_scenarios() for name in manifest.suites})
 
 
-def _conditions(spec: dict[str, Any]) -> list[str]:
+def _conditions(spec: JSONDict) -> list[str]:
     conditions = list(spec.get("conditions") or DEFAULT_CONDITIONS)
     for condition in conditions:
         if condition not in CONDITIONS:
@@ -147,13 +148,13 @@ def _conditions(spec: dict[str, Any]) -> list[str]:
     return sorted(set(conditions), key=CONDITIONS.index)
 
 
-def build_items(spec: dict[str, Any], target_args: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def build_items(spec: JSONDict, target_args: JSONDict | None = None) -> list[JSONDict]:
     """Every item of the suite ``spec`` (clean controls first within each skeleton), each
     preset or definition built with ``target_args`` (constructor keyword arguments)."""
     conditions = _conditions(spec)
     if spec.get("variations", 1) != 1:
         raise UserError("semantic variations other than 1 are not supported yet")
-    items: list[dict[str, Any]] = []
+    items: list[JSONDict] = []
     for position, skeleton in enumerate(spec["skeletons"]):
         if not isinstance(skeleton, dict) or ("preset" in skeleton) == ("definition" in skeleton):
             raise UserError(f"skeleton {position} needs a 'preset' or a 'definition'")
@@ -185,7 +186,7 @@ def build_items(spec: dict[str, Any], target_args: dict[str, Any] | None = None)
     return items
 
 
-def _transforms_for(spec: dict[str, Any], named: str, conditions: list[str]) -> Any:
+def _transforms_for(spec: JSONDict, named: str, conditions: list[str]) -> Any:
     """The condition-transforms module a skeleton needs, or None when every condition of the
     suite is one magma applies itself (``clean``, ``paraphrase``): a scenario without a
     transforms module still compiles clean-only suites."""
@@ -202,7 +203,7 @@ def _transforms_for(spec: dict[str, Any], named: str, conditions: list[str]) -> 
                         "your own' says how to write one)") from None
 
 
-def with_scorers(clean: dict[str, Any], scorers: Any, position: int) -> dict[str, Any]:
+def with_scorers(clean: JSONDict, scorers: Any, position: int) -> JSONDict:
     """``clean`` with a skeleton's ``scorers`` (``{stage index: scorer}``, each in the short
     form of :func:`~magma_core.simulation.stage.scorers.scorer_from_config`) set on its
     stages; every condition's item inherits them. A bad index, scorer or a scorer on an
@@ -228,15 +229,15 @@ def with_scorers(clean: dict[str, Any], scorers: Any, position: int) -> dict[str
     return clean
 
 
-def _skeleton_items(transforms: Any, conditions: list[str], clean: dict[str, Any],
-                    options: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+def _skeleton_items(transforms: Any, conditions: list[str], clean: JSONDict,
+                    options: JSONDict) -> list[tuple[str, JSONDict, list[JSONDict]]]:
     """(condition, task spec, interventions) for each condition of one skeleton."""
     return [(c, *transform(transforms, c, clean, options)) for c in conditions]
 
 
-def _generated(skeleton: dict[str, Any], position: int, transforms: Any, conditions: list[str],
-               options: dict[str, Any], target_args: dict[str, Any] | None = None,
-               ) -> list[tuple[str, dict[str, Any], str, list]]:
+def _generated(skeleton: JSONDict, position: int, transforms: Any, conditions: list[str],
+               options: JSONDict, target_args: JSONDict | None = None,
+               ) -> list[tuple[str, JSONDict, str, list]]:
     """The skeletons of a definition entry: (id, clean spec, bucket, condition variants)."""
     definition = construct(load_definition(skeleton["definition"]), target_args, skeleton["definition"])
     count, first = skeleton.get("seeds", 1), skeleton.get("first_seed", 0)
@@ -272,8 +273,8 @@ def _generated(skeleton: dict[str, Any], position: int, transforms: Any, conditi
     return out
 
 
-def _items(skeleton_id: str, scenario: str, track: str, bucket: str, clean: dict[str, Any],
-           variants: list[tuple[str, dict[str, Any], list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+def _items(skeleton_id: str, scenario: str, track: str, bucket: str, clean: JSONDict,
+           variants: list[tuple[str, JSONDict, list[JSONDict]]]) -> list[JSONDict]:
     """The items of one skeleton, one per condition, each perturbed one paired with the clean."""
     semantic_id = "v0"
     control_id = f"{skeleton_id}.{semantic_id}.{CLEAN}"
@@ -301,7 +302,7 @@ def _items(skeleton_id: str, scenario: str, track: str, bucket: str, clean: dict
 
 
 def compile_suite(source: str | Path, out: str | Path,
-                  target_args: dict[str, Any] | None = None) -> Path:
+                  target_args: JSONDict | None = None) -> Path:
     """Compile the suite spec ``source`` into the folder ``out``; returns the manifest path.
     A non-empty ``out`` is refused (suites are frozen; never overwritten). ``target_args``:
     constructor keyword arguments of every skeleton's preset or definition."""
@@ -349,9 +350,9 @@ class Suite:
     folder: Path
     name: str
     fingerprint: str
-    items: list[dict[str, Any]]
+    items: list[JSONDict]
 
-    def item(self, item_id: str) -> dict[str, Any]:
+    def item(self, item_id: str) -> JSONDict:
         return next(i for i in self.items if i["item_id"] == item_id)
 
 

@@ -10,8 +10,8 @@ classes the spec names; nothing is evaluated.
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.tasks import BaseTask, GeneratedTask, task_from_json, task_to_json
 
 
@@ -34,11 +34,11 @@ def as_generated(task: BaseTask) -> GeneratedTask:
     )
 
 
-def task_to_spec(task: BaseTask) -> dict[str, Any]:
+def task_to_spec(task: BaseTask) -> JSONDict:
     """The frozen spec of ``task``: the JSON :func:`task_to_json` writes, as a dict."""
     return json.loads(task_to_json(as_generated(task)))
 
 
-def task_from_spec(spec: dict[str, Any]) -> GeneratedTask:
+def task_from_spec(spec: JSONDict) -> GeneratedTask:
     """Rebuild the task of a frozen spec; ``TypeError``/``ValueError`` naming what is wrong."""
     return task_from_json(json.dumps(spec))

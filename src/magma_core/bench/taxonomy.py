@@ -25,7 +25,7 @@ is a per-decision error (the agent gets the failure as feedback) and the episode
 
 from __future__ import annotations
 
-from typing import Any
+from magma_core.json_types import JSONDict
 
 TAXONOMY = (
     "success", "invalid_format", "textual_hallucination", "non_requested_action",
@@ -50,11 +50,11 @@ TEXTUAL_HALLUCINATION = "textual_hallucination"
 TRACE_EXHAUSTED = "trace_exhausted"
 
 
-def idle_decisions(record: dict[str, Any]) -> list[dict[str, Any]]:
+def idle_decisions(record: JSONDict) -> list[JSONDict]:
     """The decisions (``decision`` of each step) of the record's last run of decisions
     without a tool call on action stages: those that ended a ``no_action`` episode."""
     stages = record.get("stages", [])
-    out: list[dict[str, Any]] = []
+    out: list[JSONDict] = []
     for step in reversed(record.get("steps", [])):
         index = step.get("stage_index")
         text_only = bool(stages[index].get("text_only")) if isinstance(index, int) and 0 <= index < len(stages) else False
@@ -65,7 +65,7 @@ def idle_decisions(record: dict[str, Any]) -> list[dict[str, Any]]:
     return out[::-1]
 
 
-def idle_status(record: dict[str, Any]) -> str | None:
+def idle_status(record: JSONDict) -> str | None:
     """``textual_hallucination`` when an idle decision is a text answer, ``trace_exhausted``
     when every one was a trace agent's "no decision left", ``invalid_format`` when every one
     was unusable (a malformed reply, an agent error, or empty); None when the record shows no
@@ -80,7 +80,7 @@ def idle_status(record: dict[str, Any]) -> str | None:
     return INVALID_FORMAT
 
 
-def _exhausted(decision: dict[str, Any]) -> bool:
+def _exhausted(decision: JSONDict) -> bool:
     """Whether a stored decision is a trace agent's ``trace_exhausted`` error (the engine
     stores it as "the agent gave no decision (trace_exhausted): ...")."""
     error = decision.get("error")
@@ -89,7 +89,7 @@ def _exhausted(decision: dict[str, Any]) -> bool:
     return isinstance(error, str) and error.startswith(f"the agent gave no decision ({TRACE_EXHAUSTED})")
 
 
-def terminal_status(status: str, record: dict[str, Any] | None = None) -> str:
+def terminal_status(status: str, record: JSONDict | None = None) -> str:
     """The predecessor's name for our terminal ``status``; ``record`` (the episode's stored
     record) tells ``no_action`` episodes apart (see the table above)."""
     if status == NO_ACTION and record is not None:

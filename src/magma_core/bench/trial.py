@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from magma_core.json_types import JSONDict
 
 
 @dataclass(frozen=True)
 class Trial:
     """One trial of one item, with the item's facts."""
 
-    item: dict[str, Any]  # item_facts: item_id, condition, control, track, length_bucket, lags, stages
+    item: JSONDict  # item_facts: item_id, condition, control, track, length_bucket, lags, stages
     trial: int
     status: str  # on the report's taxonomy (magma_core.bench.taxonomy)
     stages_passed: int = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
 from magma_core.cli.config_file import add_config_option
@@ -21,6 +21,10 @@ from magma_core.cli.run import (
     run_name,
 )
 from magma_core.cli.video import VIDEO_CHOICES
+from magma_core.json_types import JSONDict
+
+if TYPE_CHECKING:  # named for the annotations only
+    from rich.console import Console
 
 
 def _price(text: str) -> float:
@@ -83,7 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda args: parser.print_help() or 0)
 
 
-def compile_command(args: Any) -> int:
+def compile_command(args: argparse.Namespace) -> int:
     from magma_core.bench.suite import compile_suite, load_suite
 
     manifest = compile_suite(args.spec, args.out, getattr(args, "ctor_args", {}))
@@ -93,14 +97,14 @@ def compile_command(args: Any) -> int:
     return 0
 
 
-def run_command(args: Any) -> int:
+def run_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from magma_core.bench.runner import BenchSpec, run_bench
 
     console = Console(stderr=True)
 
-    def progress(event: str, payload: dict[str, Any]) -> None:
+    def progress(event: str, payload: JSONDict) -> None:
         if event == "trial":
             console.print(f"{payload['item']} trial {payload['trial']}: {payload['status']}")
         elif event == "outage":
@@ -143,7 +147,7 @@ def add_camera_options(p: argparse.ArgumentParser) -> None:
                    "decision (needs a render device: make render)")
 
 
-def observe_of(args: Any) -> tuple[str, ...]:
+def observe_of(args: argparse.Namespace) -> tuple[str, ...]:
     """The trials' ``--observe`` (refused in one line when nothing can render here)."""
     if not args.observe:
         return ()
@@ -153,7 +157,7 @@ def observe_of(args: Any) -> tuple[str, ...]:
     return tuple(args.observe)
 
 
-def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str = "schematic",
+def write_trial_videos(out: Path, name: str, which: str, console: Console, kind: str = "schematic",
                        motion_frames: int | None = None) -> list[Path]:
     """An mp4 per stored trial of benchmark run ``name`` (``all``, or ``failures``: those that
     did not succeed) at ``OUT/videos/bench.NAME/ITEM.tK.mp4``, made by ``magma run
@@ -202,7 +206,7 @@ def write_trial_videos(out: Path, name: str, which: str, console: Any, kind: str
     return written
 
 
-def _suite_items(config: dict[str, Any]) -> list[dict[str, Any]]:
+def _suite_items(config: JSONDict) -> list[JSONDict]:
     from magma_core.bench.suite import load_suite
     from magma_core.render.video import VideoError
 
@@ -212,7 +216,7 @@ def _suite_items(config: dict[str, Any]) -> list[dict[str, Any]]:
         raise VideoError(f"cannot read the suite to render its trials: {exc}") from None
 
 
-def _item_world(items: list[dict[str, Any]], position: int) -> tuple[str, dict, dict]:
+def _item_world(items: list[JSONDict], position: int) -> tuple[str, dict, dict]:
     from magma_core.bench.task_spec import task_from_spec
     from magma_core.render.rendered import world_of_task
     from magma_core.render.video import VideoError
@@ -223,7 +227,7 @@ def _item_world(items: list[dict[str, Any]], position: int) -> tuple[str, dict, 
         raise VideoError(f"cannot rebuild trial {position}'s world: {exc}") from None
 
 
-def report_command(args: Any) -> int:
+def report_command(args: argparse.Namespace) -> int:
     from magma_core.bench.prices import read_prices
     from magma_core.bench.report import bench_report, print_report, write_html, write_json
 

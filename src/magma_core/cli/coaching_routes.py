@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict
 from magma_core.protocol.coaching import CoachingRequest, CoachingResponse, CoachingSessionConfig
+
+if TYPE_CHECKING:  # named for the annotations only
+    from fastapi import FastAPI
 
 Service = Callable[[CoachingRequest, CoachingSessionConfig], CoachingResponse]
 
@@ -43,7 +47,7 @@ class CoachingSessions:
             return self._open.pop(run_id, None) is not None
 
 
-def mount_coaching_routes(app: Any, service: Service, sessions: CoachingSessions | None = None) -> CoachingSessions:
+def mount_coaching_routes(app: FastAPI, service: Service, sessions: CoachingSessions | None = None) -> CoachingSessions:
     """Add the coaching routes to the FastAPI ``app``; ``service`` answers each request."""
     from fastapi import HTTPException, Response
 
@@ -62,7 +66,7 @@ def mount_coaching_routes(app: Any, service: Service, sessions: CoachingSessions
         return Response(status_code=204)
 
     @app.post("/v1/coaching")
-    def coaching(request: CoachingRequest) -> dict[str, Any]:
+    def coaching(request: CoachingRequest) -> JSONDict:
         config = sessions.get(request.run_id)
         if config is None:
             raise HTTPException(404, f"no open coaching session {request.run_id!r}")

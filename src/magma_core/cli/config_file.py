@@ -19,8 +19,8 @@ import json
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.user_error import UserError
 
 #: commands that take ``--config`` (argv prefix -> the section name in the file)
@@ -41,7 +41,7 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
                         "run:/gen:/bench: section overrides the top level)")
 
 
-def read_config(path: Path, section: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def read_config(path: Path, section: str) -> tuple[JSONDict, JSONDict]:
     """``(top level, section)`` of ``path``: the shared options (other commands' sections left
     out) and the options of the ``section`` table."""
     try:
@@ -86,7 +86,7 @@ def _subparser(parser: argparse.ArgumentParser, words: Sequence[str]) -> argpars
     return parser
 
 
-def _tokens(path: Path, key: str, value: Any, action: argparse.Action) -> list[str]:
+def _tokens(path: Path, key: str, value: JSONValue, action: argparse.Action) -> list[str]:
     option = action.option_strings[-1] if action.option_strings[-1].startswith("--") else f"--{key}"
     if isinstance(action, argparse._StoreTrueAction | argparse._StoreFalseAction):
         if not isinstance(value, bool):
@@ -118,7 +118,7 @@ def _check(path: str, key: str, values: list[str], action: argparse.Action) -> N
                                   f"{', '.join(map(str, action.choices))}")
 
 
-def _text(value: Any) -> str:
+def _text(value: JSONValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):

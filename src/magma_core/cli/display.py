@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -22,6 +22,9 @@ from rich.progress import (
 from rich.table import Table
 
 from magma_core.cli.out_folder import default_out
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.store.run_store import EpisodeSummary
 
 STATUS_STYLE = {"success": "green", "error": "bold red", "running": "cyan"}
 
@@ -59,7 +62,7 @@ class EpisodeProgress:
         live area, as it happens."""
         self.progress.console.print(f"[yellow]agent:[/yellow] {escape(line)}", highlight=False)
 
-    def on_event(self, event: str, episode: Any, payload: Any) -> None:
+    def on_event(self, event: str, episode: object, payload: object) -> None:
         if event == "notice":  # from a worker process: the payload is the line
             self.notice(str(payload))
         elif event == "start":
@@ -93,7 +96,7 @@ class EpisodeProgress:
             self.progress.advance(self.overall)
 
 
-def finished_line(summary: Any, traceback_command: Callable[[int], str] | None = None) -> str:
+def finished_line(summary: EpisodeSummary, traceback_command: Callable[[int], str] | None = None) -> str:
     """The line printed above the live area when an episode ends (rich markup). An episode
     that did not succeed gets its one-line reason; an ``error`` episode also the command
     that prints its traceback (``traceback_command(episode)``)."""
@@ -115,7 +118,7 @@ def one_line(text: str, limit: int = 240) -> str:
     return escape(line if len(line) <= limit else line[: limit - 1] + "…")
 
 
-def why_line(summary: Any, traceback_command: Callable[[int], str] | None = None) -> str:
+def why_line(summary: EpisodeSummary, traceback_command: Callable[[int], str] | None = None) -> str:
     """``why: REASON`` for an episode that did not succeed ("" for a success), with
     ``(traceback: COMMAND)`` for an ``error`` episode (rich markup)."""
     if summary.status == "success":
@@ -127,7 +130,7 @@ def why_line(summary: Any, traceback_command: Callable[[int], str] | None = None
     return line
 
 
-def failure_lines(summaries: Sequence[Any],
+def failure_lines(summaries: Sequence[EpisodeSummary],
                   traceback_command: Callable[[int], str] | None = None,
                   limit: int = 10) -> list[str]:
     """One line per episode that did not succeed, ``episode K [status] why: …`` (rich markup),
@@ -170,7 +173,7 @@ class ResultsTable:
     fit the width it is given and with short headers and a legend otherwise; the status
     column is never wrapped nor cut."""
 
-    def __init__(self, name: str, summaries: Sequence[Any]) -> None:
+    def __init__(self, name: str, summaries: Sequence[EpisodeSummary]) -> None:
         self.name = name
         self.rows = [
             (
@@ -210,12 +213,12 @@ class ResultsTable:
         yield full if fits else self.table(short=True)
 
 
-def results_table(name: str, summaries: Sequence[Any]) -> ResultsTable:
+def results_table(name: str, summaries: Sequence[EpisodeSummary]) -> ResultsTable:
     """The result table (a rich renderable) of ``summaries``."""
     return ResultsTable(name, summaries)
 
 
-def totals_line(summaries: Sequence[Any], *, elapsed_s: float | None = None) -> str:
+def totals_line(summaries: Sequence[EpisodeSummary], *, elapsed_s: float | None = None) -> str:
     """One line of totals. The episode times are summed (slots run episodes side by side, so
     the sum exceeds the run's duration); ``elapsed_s``, when given, is the run's own time."""
     n = len(summaries)

@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.cli import CliError
 from magma_core.cli.agent_options import add_agent_options, chat_options_from
@@ -28,6 +28,14 @@ from magma_core.cli.run import (
     positive_int,
     run_name,
 )
+from magma_core.json_types import JSONDict
+
+if TYPE_CHECKING:  # named for the annotations only
+    from rich.console import Console
+    from rich.table import Table
+
+    from magma_core.gen import GenPlan, GenSpec, TreeSummary
+    from magma_core.gen.coaching import CoachingSettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,8 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=default_out(), help=OUT_HELP)
     parser.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto", help="simulator backend")
     parser.add_argument("--randomized", action="store_true",
-                        help="each tree's agent sees a random public vocabulary (tool, parameter and "
-                        "object names) drawn with the tree's seed, as magma run --randomized")
+                        help="each tree's agent sees random public names (of tools, parameters and "
+                        "objects) drawn with the tree's seed, as magma run --randomized")
     parser.add_argument("--coach", default=None, metavar="SPEC",
                         help="repair failed branches with a coach: trace (the reference solution), "
                         "openai:MODEL[@BASE_URL] or http://HOST:PORT (the agent's coaching routes)")
@@ -89,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=gen)
 
 
-def spec_from_args(args: argparse.Namespace) -> Any:
+def spec_from_args(args: argparse.Namespace) -> GenSpec:
     """The ``GenSpec`` the options describe."""
     from magma_core.gen import GenSpec
     from magma_core.runs import LoopLimits, Pacing
@@ -109,7 +117,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
     )
 
 
-def _coaching_settings(args: argparse.Namespace) -> Any:
+def _coaching_settings(args: argparse.Namespace) -> CoachingSettings | None:
     """The coaching of ``--coach`` (None without it); coaching options without a coach are refused."""
     from magma_core.gen.coaching import CoachingSettings, build_coach
     from magma_core.gen.coaching.budgets import MAX_PENDING, MAX_UNPROVEN
@@ -173,13 +181,13 @@ class _Display:
     """The generation's listener: the header, a live line (trees, candidates, successes,
     slots) or, with Ray, warnings and a line per stored tree."""
 
-    def __init__(self, console: Any, target: str) -> None:
+    def __init__(self, console: Console, target: str) -> None:
         self.console, self.target = console, target
-        self.plan: Any = None
+        self.plan: GenPlan | None = None
         self.last = 0.0
         self.live = console.is_terminal
 
-    def __call__(self, event: str, subject: Any, payload: Any) -> None:
+    def __call__(self, event: str, subject: object, payload: object) -> None:
         if event == "begin":
             self.plan = payload
             self.console.print(_header(self.target, payload))
@@ -191,7 +199,7 @@ class _Display:
         elif event == "candidate":
             self._line(payload)
 
-    def _line(self, payload: dict[str, Any]) -> None:
+    def _line(self, payload: JSONDict) -> None:
         now = time.perf_counter()
         if now - self.last < 0.5:
             return
@@ -209,7 +217,7 @@ class _Display:
             self.console.print(" " * 80, end="\r")
 
 
-def _header(target: str, plan: Any) -> str:
+def _header(target: str, plan: GenPlan) -> str:
     s = plan.settings
     randomized = " randomized" if plan.randomized else ""
     if plan.ray:
@@ -220,7 +228,7 @@ def _header(target: str, plan: Any) -> str:
             f"slots={plan.slots} K={s.max_per_stage} M={s.max_nodes} T={s.trees}{randomized}")
 
 
-def tree_table(name: str, trees: list[Any]) -> Any:
+def tree_table(name: str, trees: list[TreeSummary]) -> Table:
     """Per tree: seed, situations, candidates, successes, invalid answers, best score."""
     from rich.table import Table
 

@@ -4,7 +4,10 @@ to scale out on a Ray cluster (see :mod:`magma_core.runs.ray_cluster`)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.runs import RayCluster
 
 
 def add_ray_option(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +20,7 @@ def add_ray_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def ray_cluster_from(args: argparse.Namespace, actors: int | None = None) -> Any:
+def ray_cluster_from(args: argparse.Namespace, actors: int | None = None) -> RayCluster | None:
     """The ``RayCluster`` the options ask for (``actors``: the engine actors, None: one per
     CPU), or None without ``--ray``."""
     if args.ray is None:

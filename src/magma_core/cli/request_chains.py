@@ -11,13 +11,21 @@ import argparse
 import collections
 import statistics
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
 from magma_core.cli import CliError
 from magma_core.cli.ctor_args import accept_ctor_args
+from magma_core.json_types import JSONDict
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.data_structures.task_state import TaskState
+    from magma_core.simulation.stage import BaseTaskStage
+    from magma_core.simulation.tasks import GeneratedTask, TaskDefinition
+    from magma_core.simulation.tasks.requests import BaseRequest
 
 
 def register(actions: argparse._SubParsersAction) -> None:
@@ -55,7 +63,7 @@ def _non_negative(text: str) -> int:
     return int(text)
 
 
-def _definition(component: str, arguments: dict[str, Any]) -> Any:
+def _definition(component: str, arguments: JSONDict) -> Any:
     from magma_core.scenarios import ScenarioError, load_definition
     from magma_core.scenarios.construct import construct
 
@@ -65,7 +73,7 @@ def _definition(component: str, arguments: dict[str, Any]) -> Any:
         raise CliError(str(exc)) from None
 
 
-def setup_requests(definition: Any, words: list[str]) -> list[Any]:
+def setup_requests(definition: TaskDefinition, words: list[str]) -> list[BaseRequest]:
     """The requests ``--setup`` names: an index into ``active_requests``, a class name or
     request type, or an unambiguous part of one."""
     requests = list(definition.active_requests)
@@ -91,11 +99,11 @@ class _Chain:
     """What ``test-requests`` generates: the definition, the budget, the stage cap and the
     setup's state (None: the definition's starting state)."""
 
-    def __init__(self, definition: Any, budget: int | None, max_stages: int | None,
-                 start: Any = None) -> None:
+    def __init__(self, definition: TaskDefinition, budget: int | None, max_stages: int | None,
+                 start: TaskState | None = None) -> None:
         self.definition, self.budget, self.max_stages, self.start = definition, budget, max_stages, start
 
-    def generate(self, seed: int, observer: Any = None) -> Any:
+    def generate(self, seed: int, observer: Callable[[JSONDict], None] | None = None) -> GeneratedTask:
         try:
             return self.definition.generate(seed, max_target_tool_calls=self.budget,
                                             max_stages=self.max_stages, start_state=self.start,
@@ -131,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _trace(console: Console, chain: _Chain, first: int, seeds: int) -> None:
     for seed in range(first, first + seeds):
-        draws: list[dict[str, Any]] = []
+        draws: list[JSONDict] = []
         task = chain.generate(seed, draws.append)
         calls = sum(s.target_tool_calls for s in task.stages)
         console.print(f"[bold]seed {seed}[/bold]: {len(task.stages)} stages, "
@@ -155,7 +163,7 @@ def _trace(console: Console, chain: _Chain, first: int, seeds: int) -> None:
             console.print(f"  rule: {rule}")
 
 
-def _print_stage(console: Console, index: int, stage: Any) -> None:
+def _print_stage(console: Console, index: int, stage: BaseTaskStage) -> None:
     """One stage: its instruction, goals and settings."""
     instruction = stage.stage_input.instruction
     text = instruction.get_content() if hasattr(instruction, "get_content") else None

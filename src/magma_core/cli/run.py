@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
 from magma_core.cli.config_file import add_config_option
@@ -25,6 +25,11 @@ from magma_core.cli.ray_option import add_ray_option, ray_cluster_from
 from magma_core.cli.video import VIDEO_CHOICES, add_kind_options, render_run_videos, require_render
 from magma_core.text_safety import safe_text
 from magma_core.user_error import UserError
+
+if TYPE_CHECKING:  # named for the annotations only
+    from rich.console import Console
+
+    from magma_core.runs import RunSpec
 
 
 def _int_at_least(minimum: int, wording: str):
@@ -112,8 +117,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--randomized",
         action="store_true",
-        help="each episode's agent sees a random public vocabulary (tool, parameter and "
-        "object names) drawn from the scenario's randomisation YAML",
+        help="each episode's agent sees random public names (of tools, parameters and "
+        "objects) drawn from the scenario's randomization YAML",
     )
     add_agent_options(parser)
     add_config_option(parser)
@@ -185,7 +190,7 @@ def add_skills_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def spec_from_args(args: argparse.Namespace) -> Any:
+def spec_from_args(args: argparse.Namespace) -> RunSpec:
     """The ``RunSpec`` the options describe."""
     from magma_core.runs import LoopLimits, Pacing, RunSpec
 
@@ -220,12 +225,12 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 class _Display:
     """The run's listener: a warning line, the resume line, then the live progress."""
 
-    def __init__(self, console: Any, out: Path) -> None:
+    def __init__(self, console: Console, out: Path) -> None:
         self.console = console
         self.out = out
         self.progress: EpisodeProgress | None = None
 
-    def on_event(self, event: str, episode: Any, payload: Any) -> None:
+    def on_event(self, event: str, episode: object, payload: object) -> None:
         if event == "warning":
             print(f"magma: warning: {payload}", file=sys.stderr)
         elif event == "notice" and self.progress is None:

@@ -21,15 +21,19 @@ from typing import TYPE_CHECKING, Any
 
 from magma_core.cli import CliError
 from magma_core.cli.agent_options import add_agent_options, chat_options_from
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import AgentHealth, AgentInfo, AgentRequest, AgentResponse
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from magma_core.agents.base import Agent
+    from magma_core.simulation.tasks.perfect_trace import PerfectTrace
 
 MAX_CANDIDATES = 1024
 
 
-def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
+def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> FastAPI:
     """A FastAPI app serving ``agent`` (``GET /health``, ``GET /v1/info``, ``POST
     /v1/responses``, and the coaching routes of :mod:`magma_core.cli.coaching_routes`, which
     ``/v1/info`` advertises); at most ``max_candidates`` outputs per request, else HTTP 422.
@@ -66,7 +70,7 @@ def create_app(agent: Agent, *, max_candidates: int = MAX_CANDIDATES) -> Any:
         return own if own.coaching_session_version else own.model_copy(update=coaching_info)
 
     @app.post("/v1/responses")
-    def responses(request: AgentRequest) -> list[dict[str, Any]]:
+    def responses(request: AgentRequest) -> list[JSONDict]:
         refused = _refused_ids(request)
         if refused:
             raise HTTPException(422, refused)
@@ -129,7 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _load_trace(args: argparse.Namespace) -> Any:
+def _load_trace(args: argparse.Namespace) -> PerfectTrace:
     from magma_core.simulation.tasks.perfect_trace import PerfectTrace
 
     if bool(args.preset) == bool(args.trace_file):
@@ -148,7 +152,7 @@ def _load_trace(args: argparse.Namespace) -> Any:
         raise CliError(f"cannot load the perfect trace of preset {args.preset}: {exc}") from None
 
 
-def build_agent(args: argparse.Namespace) -> Any:
+def build_agent(args: argparse.Namespace) -> Agent:
     """The agent ``args`` describe, built and checked by the one agent-spec parser
     (:func:`magma_core.agents.build_agent`); a warning from the check goes to stderr."""
     from magma_core.agents import build_agent as build_checked_agent

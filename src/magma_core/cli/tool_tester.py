@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from magma_core.cli.ctor_args import accept_ctor_args
 from magma_core.cli.repl_parser import ReplCommand, ReplSyntaxError, parse_command
 from magma_core.cli.run import add_skills_option, non_negative_int, positive_int
+from magma_core.json_types import JSONDict
 from magma_core.text_safety import safe_text
 
 if TYPE_CHECKING:
     from magma_core.simulation.executor.engine import Engine
+    from magma_core.simulation.executor.records import AgentView, StepOutcome
+    from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
+    from magma_core.simulation.skills import BaseSkill
+    from magma_core.simulation.tasks import BaseTask
 
 PROMPT = "magma> "
 HELP = """commands:
@@ -38,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--slots", "--nb-env", "-n", type=positive_int, default=2,
                         help="slots to run, each command on every one (2)")
     parser.add_argument("--randomized", "-r", action="store_true",
-                        help="each slot sees a random public vocabulary (tool, parameter and "
-                        "object names) drawn from the scenario's randomisation YAML")
+                        help="each slot sees random public names (of tools, parameters and "
+                        "objects) drawn from the scenario's randomization YAML")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of slot 0 (0)")
     parser.add_argument("--judge", default=None, help="openai:MODEL[@BASE_URL] for JUDGE stages")
     add_skills_option(parser)
@@ -67,16 +72,16 @@ def run(args: argparse.Namespace) -> int:
     skills = task_skills(args.preset, args.skills)
     executor = open_executor(task, args.slots, args.seed, judge, "auto", skills=skills)
     try:
-        engine = public_vocabulary(executor, task, args, skills) if args.randomized else executor
+        engine = randomized_engine(executor, task, args, skills) if args.randomized else executor
         return Repl(engine, sys.stdout, notice).loop(sys.stdin)
     finally:
         executor.close()
 
 
-def public_vocabulary(executor: Any, task: Any, args: argparse.Namespace, skills: Any) -> Any:
-    """The engine behind the public-vocabulary seam, every slot in the vocabulary drawn with
+def randomized_engine(executor: Engine, task: BaseTask, args: argparse.Namespace, skills: Sequence[type[BaseSkill]] | None) -> PublicVocabularyExecutor:
+    """The engine behind the public-names seam, every slot in the randomization drawn with
     ``args.seed`` (as ``magma run --randomized`` draws episode 0's): one command, typed in
-    that vocabulary, runs on every slot."""
+    those public names, runs on every slot."""
     from magma_core.cli import CliError
     from magma_core.scenarios.episode_tasks import EpisodeTasks
     from magma_core.simulation.executor.vocabulary import PublicVocabularyExecutor
@@ -86,9 +91,9 @@ def public_vocabulary(executor: Any, task: Any, args: argparse.Namespace, skills
     except ValueError as exc:
         raise CliError(f"{args.preset}: {exc}") from None
     engine = PublicVocabularyExecutor(executor)
-    vocabulary = tasks.vocabulary(task, args.seed)
+    randomization = tasks.randomization(task, args.seed)
     for slot in range(executor.num_slots):
-        engine.set_vocabulary(slot, vocabulary)
+        engine.set_vocabulary(slot, randomization)
         engine.reset_slot(slot, args.seed + slot)
     return engine
 
@@ -102,7 +107,7 @@ class Repl:
         self.out = out
         self.notice = notice
 
-    def _tools(self) -> list[dict[str, Any]]:
+    def _tools(self) -> list[JSONDict]:
         """The tool schema the engine's slots offer (slot 0's: every slot runs one task)."""
         return self.executor.agent_view(0).tools
 
@@ -214,7 +219,7 @@ class Repl:
         for slot in running:
             self.show_outcome(slot, outcomes[slot], before[slot])
 
-    def show_outcome(self, slot: int, outcome: Any, stage_before: int | None = None) -> None:
+    def show_outcome(self, slot: int, outcome: StepOutcome, stage_before: int | None = None) -> None:
         for call in outcome.calls:
             verdict = "ok" if call.ok else f"failed ({call.failure_flag.value})"
             self.say(f"[slot {slot}] {call.robot}.{call.tool}: {verdict}: {call.message}")
@@ -261,7 +266,7 @@ class Repl:
         for robot, label in skills.to_dict()["suspended"].items():
             self.say(f"[slot {slot}] suspended on {robot}: {label}")
 
-    def describe_stage(self, view: Any, limits: bool = False) -> str:
+    def describe_stage(self, view: AgentView, limits: bool = False) -> str:
         """``k/n (kind): goal``; with ``limits``, the stage's target and maximum tool calls."""
         stage = self.executor.stages_for()[view.stage_index]
         kind = "text-only" if view.text_only else "action"
@@ -288,7 +293,7 @@ class Repl:
             self.say(f"  {tool['name']}({params}) - {tool['description']}")
 
 
-def _shown(view: Any) -> str:
+def _shown(view: AgentView) -> str:
     """The view's instruction: the user's words, or the engine's feedback text."""
     if view.kind == "user":
         return f"(user) {view.instruction}"

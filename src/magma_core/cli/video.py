@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.cli.out_folder import OUT_HELP, default_out
 from magma_core.user_error import UserError
+
+if TYPE_CHECKING:  # named for the annotations only
+    from rich.console import Console
+
+    from magma_core.store.run_store import EpisodeSummary
 
 VIDEO_CHOICES = ("all", "failures")
 KIND_HELP = ("rendered: the world through its camera (needs a render device: make render); "
@@ -37,7 +42,7 @@ def require_render(feature: str) -> None:
         raise UserError(f"{feature} needs rendering: {reason}")
 
 
-def say_note(console: Any, note: str) -> None:
+def say_note(console: Console, note: str) -> None:
     """Print ``note`` on ``console`` as one line, whatever the terminal's width."""
     console.print(note, style="yellow", markup=False, highlight=False, soft_wrap=True)
 
@@ -53,7 +58,7 @@ def resolve_video_kind(kind: str) -> tuple[str, str | None]:
         raise UserError(str(exc)) from None
 
 
-def video_kind(kind: str, console: Any = None) -> str:
+def video_kind(kind: str, console: Console | None = None) -> str:
     """The kind of video to make: ``auto`` is ``rendered`` where a render device is, else
     ``schematic`` (saying why in one line on ``console``); ``rendered`` without a device is
     a user error with the one-line reason."""
@@ -104,8 +109,8 @@ def _video(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_run_videos(folder: Path, run_name: str, summaries: Iterable[Any], which: str,
-                      console: Any, kind: str = "schematic", motion_frames: int | None = None) -> None:
+def render_run_videos(folder: Path, run_name: str, summaries: Iterable[EpisodeSummary], which: str,
+                      console: Console, kind: str = "schematic", motion_frames: int | None = None) -> None:
     """Videos of a run's episodes (``all``, or ``failures``: those that did not succeed),
     ``kind`` as :func:`video_kind` resolves it; the rendering worlds are shared."""
     from magma_core.render.rendered import RunCameras

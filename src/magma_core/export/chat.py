@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import random
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.agents.base import robot_names
 from magma_core.agents.chat_prompt import (
@@ -26,9 +26,13 @@ from magma_core.agents.chat_prompt import (
 )
 from magma_core.agents.image_parts import with_image_parts
 from magma_core.export.rows import Candidate, Situation
+from magma_core.json_types import JSONDict
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.export.rows import ExportForest
 
 
-def shuffled_input(agent_input: dict[str, Any], seed: int, key: str) -> dict[str, Any]:
+def shuffled_input(agent_input: JSONDict, seed: int, key: str) -> JSONDict:
     """A copy of ``agent_input`` whose tools, attributes and ``memory.memory_list`` are in an
     order drawn from ``seed`` and ``key``."""
     rng = random.Random(f"{seed}:{key}")
@@ -45,7 +49,7 @@ def shuffled_input(agent_input: dict[str, Any], seed: int, key: str) -> dict[str
     return out
 
 
-def model_view(forest: Any) -> dict[str, str]:
+def model_view(forest: ExportForest) -> dict[str, str]:
     """How the source's model saw its conversation: ``prompt_style`` and ``report_role`` from
     the agent options stored with the run or generation (the agent's defaults otherwise)."""
     config = (forest.sources[0].get("config") if forest.sources else None) or {}
@@ -55,8 +59,8 @@ def model_view(forest: Any) -> dict[str, str]:
     return {"prompt_style": style, "report_role": role}
 
 
-def system_message(agent_input: dict[str, Any], robots: list[str], robot_param: str | None,
-                   prompt_style: str = "compact") -> dict[str, Any]:
+def system_message(agent_input: JSONDict, robots: list[str], robot_param: str | None,
+                   prompt_style: str = "compact") -> JSONDict:
     """The system message as :class:`~magma_core.agents.OpenAIChatAgent` writes it."""
     prompt = DEFAULT_SYSTEM_PROMPT if prompt_style == "compact" else RAW_SYSTEM_PROMPT
     attributes = agent_input.get("attributes") or {}
@@ -64,8 +68,8 @@ def system_message(agent_input: dict[str, Any], robots: list[str], robot_param: 
 
 
 def assistant_message(
-    decision: dict[str, Any], wire_names: dict[str, str], robot_param: str | None, step: int
-) -> dict[str, Any]:
+    decision: JSONDict, wire_names: dict[str, str], robot_param: str | None, step: int
+) -> JSONDict:
     """The assistant turn of one decision; tool names as the agent saw them."""
     wire_of = {tool: wire for wire, tool in wire_names.items()}
     calls = []
@@ -79,7 +83,7 @@ def assistant_message(
             "function": {"name": wire_of.get(call["name"], call["name"]),
                          "arguments": json.dumps(arguments, sort_keys=True)},
         })
-    message: dict[str, Any] = {"role": "assistant", "content": decision.get("say") or ""}
+    message: JSONDict = {"role": "assistant", "content": decision.get("say") or ""}
     if calls:
         message["tool_calls"] = calls
     return message
@@ -88,7 +92,7 @@ def assistant_message(
 def conversation(
     steps: list[tuple[Situation, Candidate]], seed: int, key: str, *, last_assistant: bool = True,
     prompt_style: str = "compact", report_role: str = "tool",
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[JSONDict], list[JSONDict]]:
     """``(messages, tools)`` for a path of steps, as the model received them: the system
     message, the tool schemas (enums included) and the reports in the ``prompt_style`` and
     ``report_role`` the run used (see :func:`model_view`). The system message and the tools
@@ -100,7 +104,7 @@ def conversation(
     tools, wire_names, robot_param = tool_schemas(last_input.get("tools") or [], robots,
                                                   attributes if prompt_style == "compact" else None)
     messages = [system_message(last_input, robots, robot_param, prompt_style)]
-    history: list[dict[str, Any]] = []
+    history: list[JSONDict] = []
     for n, (situation, candidate) in enumerate(steps):
         instruction = situation.agent_input.get("instruction") or {}
         turn = turn_messages(history, instruction.get("type", "user"), instruction.get("content", ""),
@@ -113,7 +117,7 @@ def conversation(
     return messages, tools
 
 
-def assistant_for(steps: list[tuple[Situation, Candidate]], candidate: Candidate, seed: int, key: str) -> dict[str, Any]:
+def assistant_for(steps: list[tuple[Situation, Candidate]], candidate: Candidate, seed: int, key: str) -> JSONDict:
     """The assistant message of ``candidate`` in the vocabulary of the path's last input."""
     last_input = shuffled_input(steps[-1][0].agent_input, seed, key)
     robots = robot_names(last_input.get("attributes") or {})

@@ -18,13 +18,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jinja2 import TemplateError, nodes
 from jinja2.ext import Extension
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.user_error import UserError
+
+if TYPE_CHECKING:  # named for the annotations only
+    from jinja2.parser import Parser
 
 SHIPPED = {"chatml-tools": Path(__file__).parent / "templates" / "chatml_tools.jinja"}
 
@@ -39,7 +43,7 @@ class _Generation(Extension):
 
     tags = {"generation"}
 
-    def parse(self, parser: Any) -> list[nodes.Node]:
+    def parse(self, parser: Parser) -> list[nodes.Node]:
         next(parser.stream)
         return parser.parse_statements(("name:endgeneration",), drop_needle=True)
 
@@ -72,8 +76,8 @@ def template_text(source: str) -> str:
     return template
 
 
-def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
-            separators: Any = None, sort_keys: bool = False) -> str:
+def _tojson(value: JSONValue, ensure_ascii: bool = False, indent: int | None = None,
+            separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
     """``tojson`` as transformers' ``apply_chat_template`` and llama.cpp's server define it:
     keys in their order, nothing HTML-escaped (Jinja's own sorts keys and escapes ``<>&'``), so
     an exported row's text is what the trainer and the server render."""
@@ -98,7 +102,7 @@ class ChatTemplate:
         except TemplateError as exc:
             raise ChatTemplateError(f"chat template {source} does not compile: {exc}") from None
 
-    def render(self, row: dict[str, Any]) -> tuple[str | None, str | None]:
+    def render(self, row: JSONDict) -> tuple[str | None, str | None]:
         """``(text, None)``, or ``(None, reason)`` when the template fails, drops a tool call
         or a tool result of the row, or renders a call's arguments other than as a JSON
         object (e.g. a JSON string inside the JSON: ``"{\\"object\\": ...}"``, what
@@ -117,7 +121,7 @@ class ChatTemplate:
                     return fixed, None
         return text, reason
 
-    def _checked(self, row: dict[str, Any]) -> tuple[str | None, str | None]:
+    def _checked(self, row: JSONDict) -> tuple[str | None, str | None]:
         probe, wanted = _probe(row)
         try:
             text = self._render(row)
@@ -131,7 +135,7 @@ class ChatTemplate:
                 return None, f"{DOUBLE_ENCODED} {reason.split(' of tool call ', 1)[1]}"
         return text, None
 
-    def _render(self, row: dict[str, Any]) -> str:
+    def _render(self, row: JSONDict) -> str:
         return self.template.render(messages=row["messages"], tools=row.get("tools") or None,
                                     add_generation_prompt=False, bos_token="", eos_token="")
 
@@ -146,7 +150,7 @@ def _as_json_string(text: str, marker: str) -> bool:
                for i in (m.start() for m in re.finditer(re.escape(marker), text)))
 
 
-def _arguments_as_objects(row: dict[str, Any]) -> dict[str, Any] | None:
+def _arguments_as_objects(row: JSONDict) -> JSONDict | None:
     """A copy of ``row`` whose tool-call ``arguments`` JSON strings are objects; None when
     it has none to convert."""
     copy = json.loads(json.dumps(row))
@@ -163,7 +167,7 @@ def _arguments_as_objects(row: dict[str, Any]) -> dict[str, Any] | None:
     return copy if changed else None
 
 
-def _probe(row: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def _probe(row: JSONDict) -> tuple[JSONDict, list[tuple[str, str]]]:
     """A copy of ``row`` with markers for every call name, argument value and tool result,
     and ``(marker, reason if it is missing)`` for each."""
     probe = json.loads(json.dumps(row))

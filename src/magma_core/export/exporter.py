@@ -12,19 +12,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from magma_core import __version__
 from magma_core.export.rows import ExportForest
+from magma_core.json_types import JSONDict
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.export.settings import ExportSettings
 
 #: ``(forest, settings, refused) -> [(group, row)]``: the rows of an export, each tagged with its
 #: split group (a tree); a row left out for a reason goes to ``refused`` as ``"id: reason"``.
-RowsFn = Callable[[ExportForest, Any, list[str]], list[tuple[str, dict[str, Any]]]]
+RowsFn = Callable[[ExportForest, Any, list[str]], list[tuple[str, JSONDict]]]
 #: ``(output folder, {split: rows}) -> written files``; None writes ``STEM_SPLIT.jsonl`` files.
-WriteFn = Callable[[Path, dict[str, list[dict[str, Any]]]], list[Path]]
+WriteFn = Callable[[Path, dict[str, list[JSONDict]]], list[Path]]
 
 
 class ExporterError(ValueError):
@@ -46,7 +50,7 @@ class Exporter:
     agent_versions: str | None = None
     description: str = ""
     #: ``(forest, settings) -> why there are no rows`` (shown when an export writes none)
-    explain_empty: Callable[[ExportForest, Any], str] | None = None
+    explain_empty: Callable[[ExportForest, ExportSettings], str] | None = None
 
     def check_producer(self, agent_id: str | None, agent_version: str | None) -> str | None:
         """Why a source produced by ``agent_id`` at ``agent_version`` cannot be exported with
@@ -70,7 +74,7 @@ _SPEC_IDS = (("noisy-trace", "magma.noisy_trace"), ("trace", "magma.trace"),
              ("openai:", "magma.openai_chat"))
 
 
-def producer_of(source: dict[str, Any]) -> tuple[str | None, str | None]:
+def producer_of(source: JSONDict) -> tuple[str | None, str | None]:
     """``(agent_id, agent_version)`` of the agent that produced a source: the ``producer`` its
     config records, else the built-in agent its ``agent`` spec names (at this version of MAGMA);
     ``(None, None)`` for a remote agent that recorded nothing."""

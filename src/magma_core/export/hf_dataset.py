@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from magma_core.json_types import JSONDict, JSONValue
 
-def write_hf(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list[Path]:
+
+def write_hf(output: Path, splits: dict[str, list[JSONDict]]) -> list[Path]:
     """Parquet files readable with ``datasets.load_dataset("parquet", ...)``. Tool schemas
     differ per tool, so ``tools`` and tool-call ``arguments`` are kept as JSON strings."""
     try:
@@ -39,7 +41,7 @@ def write_hf(output: Path, splits: dict[str, list[dict[str, Any]]]) -> list[Path
     return paths
 
 
-def _message_images(message: dict[str, Any]) -> list[bytes]:
+def _message_images(message: JSONDict) -> list[bytes]:
     """The image bytes of a message's ``image_url`` data-URL content parts."""
     content = message.get("content")
     if not isinstance(content, list):
@@ -52,7 +54,7 @@ def _message_images(message: dict[str, Any]) -> list[bytes]:
     return out
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: JSONValue) -> str:
     """A message's text: its content, or its text parts joined (image parts are the row's
     ``images``)."""
     if isinstance(content, list):
@@ -61,7 +63,7 @@ def _text_of(content: Any) -> str:
     return content or ""
 
 
-def _flat_message(message: dict[str, Any]) -> dict[str, Any]:
+def _flat_message(message: JSONDict) -> JSONDict:
     return {
         "role": message["role"],
         "content": _text_of(message.get("content")),

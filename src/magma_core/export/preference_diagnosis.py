@@ -10,12 +10,15 @@ has no sibling that failed; the line says which of these held and what to change
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.export.rows import ExportForest
 
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.export.settings import ExportSettings
 
-def why_no_pairs(forest: ExportForest, settings: Any) -> str:
+
+def why_no_pairs(forest: ExportForest, settings: ExportSettings) -> str:
     """One line: the situations with two or more usable candidates, those among them with
     different decisions, the largest score gap between such siblings, and what to change."""
     kept, scores = forest.selected(settings.min_score)

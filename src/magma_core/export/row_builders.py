@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.export.chat import assistant_for, conversation, model_view
 from magma_core.export.chat_template import ChatTemplate
 from magma_core.export.rows import ExportForest
 from magma_core.export.settings import Duplicate, ExportSettings, Notice
+from magma_core.json_types import JSONDict
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.export.rows import Candidate
 
 
 def chat_rows(forest: ExportForest, settings: ExportSettings,
-              refused: list[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
+              refused: list[str] | None = None) -> list[tuple[str, JSONDict]]:
     """``(group, row)`` per kept path, and per validated coaching repair the path through it
     (also when the failed decision above it was not kept: the row teaches the recovery); with
     ``settings.chat_template`` each row gets its rendered ``text``, and a row the template would
@@ -63,14 +67,14 @@ def chat_rows(forest: ExportForest, settings: ExportSettings,
     return rows
 
 
-def conversation_identity(path: list[Any], forest: ExportForest) -> str:
+def conversation_identity(path: list[Candidate], forest: ExportForest) -> str:
     """What makes two paths the same conversation: their messages and tools rendered with
     one fixed order (not the per-row shuffle), hashed."""
     messages, tools = conversation(path, 0, "identity", **model_view(forest))
     return hashlib.sha256(json.dumps([messages, tools], sort_keys=True, default=str).encode()).hexdigest()
 
 
-def preference_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str, dict[str, Any]]]:
+def preference_rows(forest: ExportForest, settings: ExportSettings) -> list[tuple[str, JSONDict]]:
     """``(group, row)`` per pair of siblings where the chosen one is kept and scores more than
     ``preference_margin`` above the rejected one (different decisions only), and one per
     validated coaching repair (``origin: "repair"``: the repair chosen, the failed decision

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.store import scores as sc
 
 
@@ -21,7 +21,7 @@ class Situation:
 
     key: str
     group: str  # the tree it belongs to: the unit of the train/validation split
-    agent_input: dict[str, Any]
+    agent_input: JSONDict
     parent: str | None = None  # the candidate that led here
 
 
@@ -34,7 +34,7 @@ class Candidate:
     situation: str
     stage: int
     end: str  # one of store.scores.STAGE_ENDS or ONGOING
-    decision: dict[str, Any] | None
+    decision: JSONDict | None
     next_situation: str | None = None
     origin: str = "model"  # "model", or a coach's: "coached" (a fixed decision), "recovery"
 
@@ -45,7 +45,7 @@ class ExportForest:
 
     situations: dict[str, Situation] = field(default_factory=dict)
     candidates: dict[str, Candidate] = field(default_factory=dict)
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[JSONDict] = field(default_factory=list)
     #: validated coaching repairs: (chosen coached candidate, rejected failed decision), siblings
     repairs: list[tuple[str, str]] = field(default_factory=list)
     #: the store the forest was read from (exporters that read more of it, e.g. control steps)

@@ -1,7 +1,7 @@
 """Exports read from the run store: JSON Lines of whole episodes, or of decision steps.
 
 ``steps`` rows (one per decision: the input the agent saw, its decision, what the calls did)
-are the raw material for training data. Episodes run with a randomised vocabulary are
+are the raw material for training data. Episodes run with randomized names are
 exported as the agent saw them: the record's mapping (``randomization``) translates the
 engine's canonical names back to the public ones. A steps row's ``agent`` field holds that
 decision's tokens, attempts, time and exact model exchanges (request and raw reply).
@@ -14,26 +14,27 @@ import re
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.executor.records import ViewMessage
 from magma_core.simulation.executor.vocabulary import public_feedback
 from magma_core.simulation.randomizer import RandomizationSpec, RuntimeRandomizer
 from magma_core.store import RunStore
 
-#: Reasons the public-vocabulary seam gives for refused calls: such calls are exported as sent.
+#: Reasons the public-names seam gives for refused calls: such calls are exported as sent.
 REFUSAL = re.compile(r"^`.*` (was not detected|were not detected|is not a known tool|are not "
                      r"valid arguments)|^Arguments for `.*` must be a dict")
 
 KINDS = ("episodes", "steps")
 
 
-def episode_rows(store: RunStore, run_name: str) -> Iterator[dict[str, Any]]:
+def episode_rows(store: RunStore, run_name: str) -> Iterator[JSONDict]:
     """Each stored episode record, with the run name and episode index."""
     for summary in store.episodes(run_name):
         record = store.episode_record(run_name, summary.episode) or {}
         yield {"run": run_name, "episode": summary.episode, **record}
 
 
-def agent_step(record: dict[str, Any], step_index: Any) -> dict[str, Any] | None:
+def agent_step(record: JSONDict, step_index: Any) -> JSONDict | None:
     """What the record keeps about the agent for step ``step_index`` (its decision number is
     ``step_index + 1``), or None."""
     per_decision = (record.get("agent") or {}).get("per_decision") or []
@@ -43,7 +44,7 @@ def agent_step(record: dict[str, Any], step_index: Any) -> dict[str, Any] | None
     return None
 
 
-def step_rows(store: RunStore, run_name: str) -> Iterator[dict[str, Any]]:
+def step_rows(store: RunStore, run_name: str) -> Iterator[JSONDict]:
     """One row per decision of every stored episode (in the agent's vocabulary)."""
     for episode in episode_rows(store, run_name):
         mapping = episode.get("randomization")
@@ -83,7 +84,7 @@ def export_jsonl(store: RunStore, run_name: str, kind: str, out: TextIO) -> int:
     return count
 
 
-def public_step(vocabulary: RuntimeRandomizer, step: dict[str, Any]) -> dict[str, Any]:
+def public_step(vocabulary: RuntimeRandomizer, step: JSONDict) -> JSONDict:
     """A stored step as the agent saw it: inputs, decision and calls in public names (calls
     the vocabulary refused stay as the agent sent them)."""
     inputs = []

@@ -4,17 +4,19 @@ trees as stored) and runs (each episode a one-candidate-per-situation tree).
 A run's episode record keeps each decision's input messages but not the tools and attributes
 sent with them; those are the preset's (loaded by name), or for a run of a procedural definition
 the task its episode's seed generates, with the robots the record names. Records keep canonical
-names (a randomised run's mapping rides along in the record), so a run exports in canonical names.
+names (a randomized run's mapping rides along in the record), so a run exports in canonical names.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magma_core.export.rows import Candidate, ExportForest, Situation
+from magma_core.json_types import JSONDict
 from magma_core.render.images import stored_entry
 from magma_core.scenarios import load_target
 from magma_core.scenarios.episode_tasks import EpisodeTasks
@@ -22,13 +24,17 @@ from magma_core.simulation.tasks import TaskDefinition, task_from_json
 from magma_core.store import scores as sc
 from magma_core.store.reader import StoreReader
 
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tasks import BaseTask
+    from magma_core.store.generation_store import CandidateRow, SituationRow
+
 #: Settings of a stored generation or run that place the work (how many slots ran it) and
 #: cannot change a row: left out of the export's sources, so the same command with 1 or 4
 #: slots exports the same bytes. The store keeps them.
 PLACEMENT_SETTINGS = frozenset({"slots"})
 
 
-def _data_config(config: dict[str, Any] | None) -> dict[str, Any] | None:
+def _data_config(config: JSONDict | None) -> JSONDict | None:
     """A stored configuration without its placement settings."""
     return None if config is None else {k: v for k, v in config.items() if k not in PLACEMENT_SETTINGS}
 
@@ -52,12 +58,12 @@ def load_forest(store_path: Path, name: str, *, coached: bool = True) -> ExportF
     return forest
 
 
-def _from_generation(store: StoreReader, name: str, generation: dict[str, Any],
+def _from_generation(store: StoreReader, name: str, generation: JSONDict,
                      coached: bool = True) -> ExportForest:
-    source: dict[str, Any] = {"kind": "generation", "name": name, "target": generation["target"],
+    source: JSONDict = {"kind": "generation", "name": name, "target": generation["target"],
                               "config": _data_config(generation["config"])}
     trees = store.trees(name)
-    if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomised generation
+    if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomized generation
         source["trees"] = [_tree_source(t, generation["target"]) for t in trees]
     forest = ExportForest(sources=[source])
     candidates = store.candidates(name)
@@ -88,9 +94,9 @@ def _from_generation(store: StoreReader, name: str, generation: dict[str, Any],
 _ORIGIN = {"fixed": "coached", "recovery": "recovery"}
 
 
-def _coached_subtrees(situations: list[Any], candidates: list[Any]) -> set[int]:
+def _coached_subtrees(situations: list[SituationRow], candidates: list[CandidateRow]) -> set[int]:
     """The ids of coached candidates and of every candidate below one."""
-    below: dict[int, list[Any]] = {}
+    below: dict[int, list[CandidateRow]] = {}
     for c in candidates:
         below.setdefault(c.situation, []).append(c)
     todo = [c for c in candidates if c.coaching]
@@ -103,7 +109,7 @@ def _coached_subtrees(situations: list[Any], candidates: list[Any]) -> set[int]:
     return out
 
 
-def _validated_repairs(store: StoreReader, name: str, candidates: list[Any]) -> list[tuple[int, int]]:
+def _validated_repairs(store: StoreReader, name: str, candidates: list[CandidateRow]) -> list[tuple[int, int]]:
     """(coached candidate, the failed decision it replaced at the same situation) for every
     repair of a proven coaching attempt."""
     by_id = {c.id: c for c in candidates}
@@ -125,7 +131,7 @@ def _validated_repairs(store: StoreReader, name: str, candidates: list[Any]) -> 
     return pairs
 
 
-def _tree_source(tree: dict[str, Any], target: str) -> dict[str, Any]:
+def _tree_source(tree: JSONDict, target: str) -> JSONDict:
     """What the manifest says about a tree: its seed, its task (name and the SHA-256 of its
     stored JSON) and the vocabulary mapping its agent saw."""
     task = tree["task"]
@@ -149,31 +155,31 @@ def _from_run(runs: StoreReader, name: str) -> ExportForest:
         tasks = _bench_tasks(runs, bench)
         for summary in runs.episodes(name):
             record = runs.episode_record(name, summary.episode) or {}
-            tools, attributes = _task_vocabulary(tasks(summary.episode))
+            tools, attributes = _task_names(tasks(summary.episode))
             _add_episode(forest, name, summary.episode, record, tools, attributes,
                          runs.images(name, summary.episode))
         return forest
     target_cls = load_target(preset)
     definition = EpisodeTasks(target_cls()) if issubclass(target_cls, TaskDefinition) else None
-    tools, attributes = _task_vocabulary(target_cls()) if definition is None else ([], {})
+    tools, attributes = _task_names(target_cls()) if definition is None else ([], {})
     for summary in runs.episodes(name):
         record = runs.episode_record(name, summary.episode) or {}
         if definition is not None:
-            tools, attributes = _task_vocabulary(definition.task(int(record.get("seed", summary.seed))))
+            tools, attributes = _task_names(definition.task(int(record.get("seed", summary.seed))))
         _add_episode(forest, name, summary.episode, record, tools, attributes,
                      runs.images(name, summary.episode))
     return forest
 
 
-def _bench_tasks(runs: StoreReader, bench: str) -> Any:
+def _bench_tasks(runs: StoreReader, bench: str) -> Callable[[int], BaseTask]:
     """``episode -> task`` of benchmark run ``bench``: trial k of the item at position i is
     episode ``i * K + k``; the item's frozen task is read from the suite folder the run
     names (``items/ITEM.json``); a moved or missing suite is a one-line :class:`SourceError`."""
     config = (runs.get_bench(bench) or {}).get("config") or {}
     folder, items, trials = Path(config.get("suite_dir", "")), config.get("items") or [], int(config.get("trials") or 1)
-    cache: dict[int, Any] = {}
+    cache: dict[int, BaseTask] = {}
 
-    def task(episode: int) -> Any:
+    def task(episode: int) -> BaseTask:
         index = episode // trials
         if index not in cache:
             item_id = items[index]["item_id"] if index < len(items) else "?"
@@ -188,22 +194,22 @@ def _bench_tasks(runs: StoreReader, bench: str) -> Any:
     return task
 
 
-def _task_vocabulary(task: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _task_names(task: Any) -> tuple[list[JSONDict], JSONDict]:
     return task.Tools_cls.get_api_description(), dict(task.situation_init.attributes)
 
 
-def _image_keys(images: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def _image_keys(images: list[JSONDict]) -> dict[int, JSONDict]:
     """Decision (from 1) -> the ``extra_keys`` its input carried: the stored camera images
     (``--observe images``) as protocol entries (``render.images.stored_entry``)."""
-    out: dict[int, dict[str, Any]] = {}
+    out: dict[int, JSONDict] = {}
     for image in images:
         out.setdefault(int(image["decision"]), {"images": []})["images"].append(stored_entry(image))
     return out
 
 
-def _add_episode(forest: ExportForest, run: str, episode: int, record: dict[str, Any],
-                 tools: list[dict[str, Any]], attributes: dict[str, Any],
-                 images: list[dict[str, Any]] | None = None) -> None:
+def _add_episode(forest: ExportForest, run: str, episode: int, record: JSONDict,
+                 tools: list[JSONDict], attributes: JSONDict,
+                 images: list[JSONDict] | None = None) -> None:
     attributes = dict(attributes, known_robots=list(record.get("robot_names") or []))
     extra = _image_keys(images or [])
     steps = record.get("steps") or []

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from magma_core.agents._http import clip
 from magma_core.agents.backends import chat_client
 from magma_core.agents.chat_client import ChatError
 from magma_core.agents.chat_options import ChatOptions
 from magma_core.agents.spec import AgentSpecError, parse_spec
+from magma_core.json_types import JSONDict
 from magma_core.judge.base import EMPTY_ANSWER_REASON, AcceptAllJudge, Judge, Verdict
 from magma_core.text_safety import safe_text
+
+if TYPE_CHECKING:  # named for the annotations only
+    import httpx
 
 SYSTEM_PROMPT = (
     "You judge the answers a robot assistant gives to its user. Decide whether the answer "
@@ -60,9 +65,9 @@ class OpenAIJudge:
         timeout: float = 120.0,
         retries: int = 2,
         backoff: float = 0.5,
-        extra_body: dict[str, Any] | None = None,
-        transport: Any = None,
-        backends: Any = (),
+        extra_body: JSONDict | None = None,
+        transport: httpx.BaseTransport | None = None,
+        backends: Sequence[tuple[str, str]] = (),
         routing: str = "failover",
     ) -> None:
         self.extra_body = dict(extra_body or {})
@@ -75,7 +80,7 @@ class OpenAIJudge:
         """Judge ``answer`` (to ``question``) against ``rule``; never raises for a bad reply."""
         if not answer.strip():
             return Verdict(ok=False, reason=EMPTY_ANSWER_REASON)
-        messages: list[dict[str, Any]] = [
+        messages: list[JSONDict] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": safe_text(f"Rule: {rule}\nQuestion: {question}\nAnswer: {answer}")},
         ]
@@ -117,7 +122,7 @@ class OpenAIJudge:
         self.client.close()
 
 
-def from_spec(text: str, chat_options: ChatOptions | None = None, **options: Any) -> Judge:
+def from_spec(text: str, chat_options: ChatOptions | None = None, **options: object) -> Judge:
     """``none`` -> :class:`AcceptAllJudge`; ``openai:MODEL[@BASE_URL]`` -> :class:`OpenAIJudge`.
 
     ``chat_options`` (the ``[judge]`` table of an ``--agent-config`` file) set the judge's

@@ -20,7 +20,7 @@ stay strict and compatible with other protocol 2.0 tools):
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -33,9 +33,11 @@ from pydantic import (
 )
 
 if TYPE_CHECKING:  # engine types, only for annotations
+    from collections.abc import Iterator
+
     from magma_core.simulation.data_structures.decisions import Decision
 
-PROTOCOL_VERSION = "2.0"
+PROTOCOL_VERSION: Final = "2.0"
 
 
 def _check_json_object(value: dict[str, Any]) -> dict[str, Any]:
@@ -236,7 +238,7 @@ class AgentResponse(RootModel[list[AgentOutput]]):
     def __getitem__(self, index: int) -> AgentOutput:
         return self.root[index]
 
-    def __iter__(self):  # type: ignore[override]
+    def __iter__(self) -> Iterator[AgentOutput]:  # type: ignore[override]
         return iter(self.root)
 
 

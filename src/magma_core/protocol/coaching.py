@@ -20,10 +20,11 @@ feedback can be kept). A ``corrected`` response names its points and carries eac
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
+from magma_core.json_types import JSONDict
 from magma_core.protocol.agent import AgentDecision, ContractModel, JsonObject, NonEmptyStr
 
 COACHING_SESSION_VERSION = "1"
@@ -170,7 +171,7 @@ class CoachingResponse(ContractModel):
         return self
 
 
-def check_repair(repair: dict[str, Any]) -> dict[str, Any]:
+def check_repair(repair: JSONDict) -> JSONDict:
     """``repair`` if it is a valid ``replace_decision``/``replace_say`` payload; else
     ``ValueError`` saying why."""
     kind = repair.get("kind")

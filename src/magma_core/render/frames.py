@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
+
+from magma_core.json_types import JSONValue
 
 WIDTH, HEIGHT = 960, 720  # frame size (even, for yuv420p)
 FOOTER = 168  # footer height in pixels
@@ -198,7 +199,7 @@ class FrameDrawer:
             y += 6
 
 
-def _rgb(color: Any, fallback: tuple[int, int, int]) -> tuple[int, int, int]:
+def _rgb(color: Sequence[float] | None, fallback: tuple[int, int, int]) -> tuple[int, int, int]:
     if not color:
         return fallback
     r, g, b = (int(round(max(0.0, min(1.0, float(c))) * 255)) for c in color[:3])
@@ -241,7 +242,7 @@ def blend(a: dict | None, b: dict | None, t: float) -> dict | None:
             )
     out["actors"] = actors
 
-    def mix(p: Any, q: Any) -> Any:
+    def mix(p: JSONValue, q: JSONValue) -> JSONValue:
         if p and q and len(p) == len(q) and not isinstance(q[0], list):
             return [u + (v - u) * t for u, v in zip(p, q, strict=True)]
         if p and q and len(p) == len(q):

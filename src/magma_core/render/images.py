@@ -18,6 +18,8 @@ import io
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from magma_core.json_types import JSONDict, JSONValue
+
 __all__ = ["CameraSource", "image_entry", "observation_images", "stored_entry"]
 
 MEDIA_TYPE = "image/png"
@@ -26,10 +28,10 @@ MEDIA_TYPE = "image/png"
 class CameraSource(Protocol):
     """What renders a slot's cameras (the engine, ``Executor.camera_images``)."""
 
-    def camera_images(self, slot: int) -> dict[str, Any]: ...
+    def camera_images(self, slot: int) -> JSONDict: ...
 
 
-def image_entry(camera: str, rgb: Any) -> dict[str, Any]:
+def image_entry(camera: str, rgb: Any) -> JSONDict:
     """The protocol entry of one camera image (``rgb``: uint8 ``H x W x 3``), PNG-encoded."""
     from PIL import Image
 
@@ -40,14 +42,14 @@ def image_entry(camera: str, rgb: Any) -> dict[str, Any]:
             "height": picture.height, "data": base64.b64encode(buffer.getvalue()).decode()}
 
 
-def observation_images(source: CameraSource, slot: int) -> list[dict[str, Any]]:
+def observation_images(source: CameraSource, slot: int) -> list[JSONDict]:
     """``slot``'s camera images rendered now, as entries in camera-name order (``[]`` when
     its world was built without cameras)."""
     images = source.camera_images(slot)
     return [image_entry(name, rgb) for name, rgb in sorted(images.items())]
 
 
-def stored_entry(row: Mapping[str, Any]) -> dict[str, Any]:
+def stored_entry(row: Mapping[str, JSONValue]) -> JSONDict:
     """The entry of an image row the store kept (``camera``, ``media_type``, ``width``,
     ``height``, ``data`` as bytes)."""
     return {"camera": row["camera"], "media_type": row["media_type"], "width": row["width"],

@@ -12,27 +12,31 @@ an episode ran in is the caller's to say (``runs.videos.world_of_run`` for a sto
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image, ImageDraw
 
+from magma_core.json_types import JSONDict
 from magma_core.render.device import render_unavailable
 from magma_core.render.frames import FOOTER, HEIGHT, WIDTH, Caption, FrameDrawer
 from magma_core.render.video import Picture, VideoError
 
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tasks import BaseTask
+
 __all__ = ["RunCameras", "World", "rendered_picture", "world_of_task"]
 
 #: (env id, world options, reset options): what a rendering world is built from.
-World = tuple[str, dict[str, Any], dict[str, Any]]
+World = tuple[str, JSONDict, JSONDict]
 
 
 class RunCameras:
     """Rendering worlds by (env id, options), built on first use; :meth:`close` them."""
 
     def __init__(self) -> None:
-        self._cameras: dict[str, Any] = {}
+        self._cameras: JSONDict = {}
 
-    def camera(self, env_id: str, env_options: dict[str, Any], reset_options: dict[str, Any]) -> Any:
+    def camera(self, env_id: str, env_options: JSONDict, reset_options: JSONDict) -> Any:
         """The ``StateCamera`` of that world (built now if new); a :class:`VideoError` with
         the one-line reason when nothing can render."""
         reason = render_unavailable()
@@ -57,7 +61,7 @@ class RunCameras:
         self._cameras = {}
 
 
-def world_of_task(task: Any) -> World:
+def world_of_task(task: BaseTask) -> World:
     """(env id, world options, reset options) of a task object."""
     params = task.initialization_parameters
     return (task.maniskill_env_id, dict(params.env_options or {}),
@@ -71,7 +75,7 @@ def rendered_picture(cameras: RunCameras, world: World) -> Picture:
     camera = cameras.camera(*world)
     footer = FrameDrawer({}, [])
 
-    def picture(state: dict[str, Any] | None, caption: Caption) -> Image.Image:
+    def picture(state: JSONDict | None, caption: Caption) -> Image.Image:
         out = Image.new("RGB", (WIDTH, HEIGHT), (31, 38, 51))
         if state:
             out.paste(Image.fromarray(camera.frame(state)), (0, 0))

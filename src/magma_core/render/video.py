@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.render.device import render_unavailable
 from magma_core.render.frames import HEIGHT, WIDTH, Caption, FrameDrawer, blend
 
@@ -53,7 +54,7 @@ def resolve_kind(kind: str) -> tuple[str, str | None]:
     return "schematic", f"schematic videos: {reason}"
 
 #: Draws one frame: (world state or None, caption) -> a WIDTH x HEIGHT RGB image.
-Picture = Callable[[dict[str, Any] | None, Caption], Any]
+Picture = Callable[[JSONDict | None, Caption], Any]
 
 
 def frame_count(decisions: int, motion_frames: int = MOVE) -> int:
@@ -68,7 +69,7 @@ def ffmpeg_exe() -> str:
     return imageio_ffmpeg.get_ffmpeg_exe()
 
 
-def _call_text(call: dict[str, Any]) -> str:
+def _call_text(call: JSONDict) -> str:
     arguments = call.get("arguments")
     if isinstance(arguments, dict):
         args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
@@ -79,7 +80,7 @@ def _call_text(call: dict[str, Any]) -> str:
     return f"{robot + '.' if robot else ''}{call.get('tool') or call.get('name')}({args}){mark}"
 
 
-def captions(record: dict[str, Any], episode: int) -> list[Caption]:
+def captions(record: JSONDict, episode: int) -> list[Caption]:
     """One caption per world state: the start, then after each decision."""
     stages = record.get("stages", [])
     steps = record.get("steps", [])
@@ -87,7 +88,7 @@ def captions(record: dict[str, Any], episode: int) -> list[Caption]:
     def stage_name(index: int) -> str:
         return stages[index]["name"] if 0 <= index < len(stages) else "?"
 
-    def user_text(step: dict[str, Any], last: str) -> str:
+    def user_text(step: JSONDict, last: str) -> str:
         said = [m.get("content", "") for m in step.get("inputs", []) if m.get("kind") == "user"]
         return "\n".join(said) if said else last
 
@@ -129,7 +130,7 @@ def captions(record: dict[str, Any], episode: int) -> list[Caption]:
     return out
 
 
-def frames(record: dict[str, Any], world: dict[str, Any], episode: int, *,
+def frames(record: JSONDict, world: JSONDict, episode: int, *,
            picture: Picture | None = None, motion_frames: int = MOVE) -> Iterator[bytes]:
     """The raw RGB frames of the episode's video, in order (see :func:`frame_count`):
     ``picture`` draws each (default: the top-down schematic), ``motion_frames`` pictures
@@ -157,7 +158,7 @@ def frames(record: dict[str, Any], world: dict[str, Any], episode: int, *,
             yield still
 
 
-def write_video(record: dict[str, Any], world: dict[str, Any] | None, episode: int, output: Path,
+def write_video(record: JSONDict, world: JSONDict | None, episode: int, output: Path,
                 *, picture: Picture | None = None, motion_frames: int = MOVE) -> int:
     """Write the episode's video to ``output`` (mp4, H.264) atomically; returns the frame
     count. ``picture`` and ``motion_frames``: see :func:`frames`."""

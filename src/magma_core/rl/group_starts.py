@@ -25,18 +25,18 @@ def start_snapshot(executor: PublicVocabularyExecutor, item: TaskItem, slot: int
     start = item.start
     if start is not None and start.snapshot is not None:
         try:
-            snapshot = executor.snapshot_from_bytes(start.snapshot, item.task, item.vocabulary)
+            snapshot = executor.snapshot_from_bytes(start.snapshot, item.task, item.randomization)
         except (TypeError, ValueError, KeyError) as exc:
             raise UserError(f"{start.origin}: its snapshot cannot be restored: {exc}") from None
         return dataclasses.replace(snapshot, memory=start.memory) if start.memory else snapshot
-    executor.set_vocabulary(slot, item.vocabulary)
+    executor.set_vocabulary(slot, item.randomization)
     try:
         executor.reset_slot(slot, item.seed, task=item.task)
     except ValueError as exc:
         raise UserError(f"{item.id}: {exc}") from None
     memory = initial_memory(item.task)
-    if item.vocabulary is not None:
-        memory = item.vocabulary.to_public_value(memory)
+    if item.randomization is not None:
+        memory = item.randomization.to_public_value(memory)
     if start is not None:
         memory = replay(executor, slot, item, memory)
     return executor.snapshot(slot, memory)

@@ -1,7 +1,7 @@
 """Group starts from stored situations: "train from where it fails".
 
 - :func:`generation_starts`: nodes of a ``magma gen`` generation. Each situation's whole-slot
-  snapshot (as the generation store keeps it, with its tree's task and vocabulary) is restored
+  snapshot (as the generation store keeps it, with its tree's task and randomization) is restored
   as it is, and its stored agent memory opens the conversation.
 - :func:`bench_failure_starts`: failed trials of a ``magma bench run``. The trial's task (its
   suite item's frozen task) is started with the trial's seed and the decisions the store
@@ -69,12 +69,12 @@ def generation_starts(folder: str | Path, generation: str,
             else:
                 preset = preset or load_task(row["target"])
                 task = preset
-            vocabulary = None
+            randomization = None
             if tree["vocabulary"] is not None:
-                vocabulary = RuntimeRandomizer(RandomizationSpec.from_dict(json.loads(tree["vocabulary"])))
+                randomization = RuntimeRandomizer(RandomizationSpec.from_dict(json.loads(tree["vocabulary"])))
             memory = situation.agent_input.get("memory") or {}
             origin = f"generation {generation} situation {sid}"
-            items.append(TaskItem(f"{generation}#{sid}", task, int(tree["seed"]), vocabulary,
+            items.append(TaskItem(f"{generation}#{sid}", task, int(tree["seed"]), randomization,
                                   StoredStart(origin, snapshot=blob, memory=memory),
                                   meta={"generation": generation, "situation": sid,
                                         "tree": situation.tree, "stage": situation.stage}))

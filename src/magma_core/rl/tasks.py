@@ -1,12 +1,12 @@
 """Task sources: the tasks, seeds and starting situations a trainer's groups draw from.
 
 A :class:`TaskSource` is a list of :class:`TaskItem` s, each one group start: a task, the
-seed its episode starts with, the public vocabulary its agent sees (None: canonical names) and,
+seed its episode starts with, the public names its agent sees (None: canonical names) and,
 optionally, a stored situation to start from instead of the task's first decision
 (:class:`StoredStart`, see :mod:`magma_core.rl.starts`). Made from
 
 - a preset or a task definition with seeds, as ``magma run`` runs them
-  (:meth:`TaskSource.target`; ``randomized=True`` draws each seed's vocabulary),
+  (:meth:`TaskSource.target`; ``randomized=True`` draws each seed's randomization),
 - a frozen benchmark suite's items (:meth:`TaskSource.suite`: the items' frozen tasks),
 - stored situations: generation nodes and failed benchmark trials
   (:func:`magma_core.rl.starts.generation_starts`, :func:`magma_core.rl.starts.bench_failure_starts`).
@@ -50,15 +50,21 @@ class StoredStart:
 
 @dataclass(frozen=True)
 class TaskItem:
-    """One group start: ``task`` from ``seed``, seen through ``vocabulary``; ``start``: a stored
+    """One group start: ``task`` from ``seed``, seen through its ``randomization`` (the public
+    names its agent sees; None: canonical names); ``start``: a stored
     situation (None: the episode's beginning); ``meta``: where the item came from."""
 
     id: str
     task: BaseTask
     seed: int
-    vocabulary: RuntimeRandomizer | None = None
+    randomization: RuntimeRandomizer | None = None
     start: StoredStart | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def vocabulary(self) -> RuntimeRandomizer | None:
+        """Deprecated alias of :attr:`randomization` (the name before issue 39)."""
+        return self.randomization
 
 
 class TaskSource(Sequence[TaskItem]):
@@ -97,7 +103,7 @@ class TaskSource(Sequence[TaskItem]):
     def target(cls, target: str, seeds: Iterable[int] = (0,), *, randomized: bool = False) -> TaskSource:
         """A preset's or a definition's episodes with ``seeds`` (``scenario.Name``), as
         ``magma run TARGET --seed S`` starts them; with ``randomized`` each seed also draws the
-        public vocabulary its agent sees."""
+        public names its agent sees."""
         target_cls = load_target(target)
         try:
             instance = target_cls() if issubclass(target_cls, TaskDefinition) else load_task(target)
@@ -110,7 +116,7 @@ class TaskSource(Sequence[TaskItem]):
                 task = episodes.task(seed)
             except (TypeError, ValueError) as exc:
                 raise UserError(f"{target} cannot make the task of seed {seed}: {exc}") from None
-            items.append(TaskItem(f"{target}@{seed}", task, seed, episodes.vocabulary(task, seed),
+            items.append(TaskItem(f"{target}@{seed}", task, seed, episodes.randomization(task, seed),
                                   meta={"target": target, "seed": seed, "randomized": randomized}))
         return cls(target, items)
 

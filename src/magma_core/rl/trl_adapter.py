@@ -53,9 +53,9 @@ class MagmaTRL:
     """The bridge between one :class:`TrainingEnv` and TRL's ``GRPOTrainer`` (see the module)."""
 
     def __init__(self, env: TrainingEnv, num_generations: int) -> None:
-        if any(item.vocabulary is not None for item in env.source):
-            raise UserError("the TRL adapter needs one tool vocabulary: TRL reads the tools from the "
-                            "environment class once; use a source without randomized vocabularies")
+        if any(item.randomization is not None for item in env.source):
+            raise UserError("the TRL adapter needs one set of tool names: TRL reads the tools from the "
+                            "environment class once; use a source without randomized names")
         self.env = env
         self.num_generations = num_generations
         self.opening = {item.id: env.opening(item) for item in env.source}

@@ -13,8 +13,6 @@ translated into the public vocabulary.
 
 from __future__ import annotations
 
-from typing import Any
-
 from magma_core.agents.trace_per_task import SlotTraceAgent
 from magma_core.runs.loop import EpisodeState, RunLoop, initial_memory
 from magma_core.scenarios.episode_tasks import EpisodeTasks
@@ -27,7 +25,7 @@ class ProceduralRunLoop(RunLoop):
     episode's trace (in its public vocabulary).
     """
 
-    def __init__(self, episode_tasks: EpisodeTasks, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, episode_tasks: EpisodeTasks, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.episode_tasks = episode_tasks
 

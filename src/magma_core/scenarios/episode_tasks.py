@@ -2,7 +2,7 @@
 
 A target is a preset (one ``BaseTask`` for every episode) or a ``TaskDefinition`` (the
 episode's seed generates its task). With ``randomized=True`` each episode also gets a public
-vocabulary drawn with its seed from the task's randomisation YAML; the mapping is kept in the
+vocabulary drawn with its seed from the task's randomization YAML; the mapping is kept in the
 generated task's spec and in the episode record. Runs, generations and exports all ask
 :class:`EpisodeTasks`, so a seed means the same task everywhere.
 """
@@ -44,7 +44,7 @@ class EpisodeTasks:
         return self.task(seed)
 
     def task(self, seed: int) -> BaseTask:
-        """The episode's task (for a definition: generated with ``seed``, randomised if asked)."""
+        """The episode's task (for a definition: generated with ``seed``, randomized if asked)."""
         if not self.is_definition:
             return self._simulated(self.target, seed)  # type: ignore[arg-type]
         task = self.target.generate(seed)  # type: ignore[union-attr]
@@ -62,12 +62,16 @@ class EpisodeTasks:
             self._user = user_from_spec(self.user)
         return with_simulated_user(task, self._user, seed)
 
-    def vocabulary(self, task: BaseTask, seed: int) -> RuntimeRandomizer | None:
-        """The episode's vocabulary: the generated task's stored mapping, or one drawn with
-        ``seed`` for a preset; None when the run is not randomised."""
+    def randomization(self, task: BaseTask, seed: int) -> RuntimeRandomizer | None:
+        """The episode's randomization (the public names its agent sees): the generated task's
+        stored mapping, or one drawn with ``seed`` for a preset; None when the run is not
+        randomized."""
         if not self.randomized:
             return None
         mapping = task.randomization if isinstance(task, GeneratedTask) else None
         if mapping is None:
             mapping = SpecGenerator(seed).generate_random_spec(task, skills=self.skills).to_dict()
         return RuntimeRandomizer(RandomizationSpec.from_dict(mapping))
+
+    #: Deprecated alias of :meth:`randomization` (the name before issue 39).
+    vocabulary = randomization

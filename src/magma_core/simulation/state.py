@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import cast
 
 import torch
 
 from magma_core.simulation.data_structures import EnvStateUpdate
+from magma_core.simulation.data_structures.state_tree import StateNode, StateTree
 from magma_core.simulation.data_structures.task_state import RuleRenderer, TaskState
 
 __all__ = [
     "RuleRenderer",
+    "StateNode",
+    "StateTree",
     "TaskState",
     "apply_env_state_updates",
     "assign_slot",
@@ -41,11 +44,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-StateTree = dict[str, Any]
-
 
 # -- tree helpers -------------------------------------------------------------------------
-def map_state(state: Mapping[str, Any], fn: Callable[[torch.Tensor], Any]) -> StateTree:
+def map_state(state: Mapping[str, StateNode], fn: Callable[[torch.Tensor], torch.Tensor]) -> StateTree:
     """A new tree with ``fn`` applied to every tensor leaf (other leaves are kept as they are)."""
     out: StateTree = {}
     for key, value in state.items():
@@ -58,18 +59,18 @@ def map_state(state: Mapping[str, Any], fn: Callable[[torch.Tensor], Any]) -> St
     return out
 
 
-def clone_state(state: Mapping[str, Any]) -> StateTree:
+def clone_state(state: Mapping[str, StateNode]) -> StateTree:
     """A deep copy of a state tree (tensors cloned)."""
     return map_state(state, lambda t: t.clone())
 
 
-def select_slot(state: Mapping[str, Any], slot: int) -> StateTree:
+def select_slot(state: Mapping[str, StateNode], slot: int) -> StateTree:
     """A one-slot copy of ``state``: every leaf becomes ``leaf[slot:slot+1].clone()``."""
     return map_state(state, lambda t: t[slot : slot + 1].clone())
 
 
 def assign_slot(
-    state: StateTree, slot: int, slot_state: Mapping[str, Any], source_slot: int = 0
+    state: StateTree, slot: int, slot_state: Mapping[str, StateNode], source_slot: int = 0
 ) -> StateTree:
     """Write ``slot_state``'s row ``source_slot`` into row ``slot`` of ``state``, in place.
 
@@ -79,15 +80,19 @@ def assign_slot(
     for key, value in slot_state.items():
         if key not in state:
             raise KeyError(f"state has no key {key!r}")
+        target = state[key]
         if isinstance(value, Mapping):
-            assign_slot(state[key], slot, value, source_slot)
+            if not isinstance(target, dict):
+                raise TypeError(f"state[{key!r}] is a tensor where slot_state holds a tree")
+            assign_slot(target, slot, value, source_slot)
         elif isinstance(value, torch.Tensor):
-            target = state[key]
+            if not isinstance(target, torch.Tensor):
+                raise TypeError(f"state[{key!r}] is a tree where slot_state holds a tensor")
             target[slot] = value[source_slot].to(device=target.device, dtype=target.dtype)
     return state
 
 
-def stack_states(states: Sequence[Mapping[str, Any]]) -> StateTree:
+def stack_states(states: Sequence[Mapping[str, StateNode]]) -> StateTree:
     """Concatenate per-slot trees (leaves ``[1, ...]``) into one batched tree along dim 0."""
     if len(states) == 1:
         return map_state(states[0], lambda t: t)
@@ -95,15 +100,15 @@ def stack_states(states: Sequence[Mapping[str, Any]]) -> StateTree:
     out: StateTree = {}
     for key, value in first.items():
         if isinstance(value, Mapping):
-            out[key] = stack_states([s[key] for s in states])
+            out[key] = stack_states([cast(Mapping[str, StateNode], s[key]) for s in states])
         elif isinstance(value, torch.Tensor):
-            out[key] = torch.cat([s[key] for s in states], dim=0)
+            out[key] = torch.cat([cast(torch.Tensor, s[key]) for s in states], dim=0)
         else:
             out[key] = [s[key] for s in states]
     return out
 
 
-def states_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def states_equal(a: Mapping[str, StateNode], b: Mapping[str, StateNode]) -> bool:
     """True when both trees have the same keys and bit-identical tensor leaves."""
     if set(a) != set(b):
         return False
@@ -152,8 +157,8 @@ def apply_env_state_updates(
     return env_state
 
 
-def _resolve_leaf(state: Mapping[str, Any], path: tuple[str, ...]) -> torch.Tensor:
-    node: Any = state
+def _resolve_leaf(state: Mapping[str, StateNode], path: tuple[str, ...]) -> torch.Tensor:
+    node: object = state
     for depth, part in enumerate(path):
         if not isinstance(node, Mapping) or part not in node:
             raise KeyError(f"env state has no path {path!r} (missing {path[: depth + 1]!r})")
@@ -175,7 +180,7 @@ def _brief(tensor: torch.Tensor) -> str:
     return str(values if tensor.numel() > 1 else values[0]) if tensor.numel() else "[]"
 
 
-def _convert_value(value: Any, leaf: torch.Tensor, path: tuple[str, ...]) -> torch.Tensor:
+def _convert_value(value: object, leaf: torch.Tensor, path: tuple[str, ...]) -> torch.Tensor:
     try:
         tensor = torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError) as exc:
@@ -206,7 +211,7 @@ def _convert_value(value: Any, leaf: torch.Tensor, path: tuple[str, ...]) -> tor
 def merge_allowed_moving_actors(lists: Iterable[Sequence[str] | None]) -> list[str] | None:
     """Combine the ``allowed_moving_actors`` of several tool calls.
 
-    Any None (no protection requested) gives None; otherwise the union, in first-seen order.
+    One None (no protection requested) gives None; otherwise the union, in first-seen order.
     """
     merged: list[str] = []
     for names in lists:
@@ -220,7 +225,7 @@ def merge_allowed_moving_actors(lists: Iterable[Sequence[str] | None]) -> list[s
 
 def restore_disallowed_actors(
     state: StateTree,
-    source_state: Mapping[str, Any],
+    source_state: Mapping[str, StateNode],
     env_id: int,
     allowed: Sequence[str] | None,
     *,
@@ -265,7 +270,7 @@ def restore_disallowed_actors(
                 "actor protection skipped: source layout for actor %r does not match", name
             )
             return state
-    for name in protected:
-        leaf = actors[name]
-        leaf[env_id] = source_actors[name][src_row].to(device=leaf.device, dtype=leaf.dtype)
+    for name in protected:  # every one a tensor of a matching layout (checked above)
+        leaf, src = cast(torch.Tensor, actors[name]), cast(torch.Tensor, source_actors[name])
+        leaf[env_id] = src[src_row].to(device=leaf.device, dtype=leaf.dtype)
     return state

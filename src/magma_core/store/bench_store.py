@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.store.run_store import RunStore
 from magma_core.user_error import UserError
 
@@ -57,7 +57,7 @@ class BenchStore(RunStore):
             self._conn.executescript(_SCHEMA)
 
     def open_bench(self, name: str, suite: str, fingerprint: str,
-                   config: dict[str, Any]) -> bool:
+                   config: JSONDict) -> bool:
         """Create the benchmark run, or check a resumed one: same suite fingerprint and the
         same agent, judge, trials and seed. True when it existed."""
         row = self._conn.execute("SELECT * FROM bench_runs WHERE name = ?", (name,)).fetchone()
@@ -79,7 +79,7 @@ class BenchStore(RunStore):
                                 f"{stored.get(key)!r}; resume with the same or another --name")
         return True
 
-    def get_bench(self, name: str) -> dict[str, Any] | None:
+    def get_bench(self, name: str) -> JSONDict | None:
         row = self._conn.execute("SELECT * FROM bench_runs WHERE name = ?", (name,)).fetchone()
         return None if row is None else dict(row) | {"config": json.loads(row["config"])}
 

@@ -15,7 +15,12 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+from magma_core.json_types import JSONDict, JSONValue
+
+if TYPE_CHECKING:  # named for the annotations only
+    import sqlite3
 
 COACHING_SCHEMA = """
 CREATE TABLE IF NOT EXISTS gen_coaching (
@@ -62,17 +67,17 @@ class CoachingRow:
     attempt: int
     outcome: str | None = None
     reason: str | None = None
-    request: dict[str, Any] | None = None
-    response: dict[str, Any] | None = None
+    request: JSONDict | None = None
+    response: JSONDict | None = None
     raw: str | None = None
-    diagnosis: dict[str, Any] | None = None
-    proposals: list[dict[str, Any]] | None = None
+    diagnosis: JSONDict | None = None
+    proposals: list[JSONDict] | None = None
 
 
 class CoachingRows:
     """Methods of :class:`~magma_core.store.generation_store.GenerationStore` for coaching."""
 
-    _conn: Any
+    _conn: sqlite3.Connection
 
     def add_coaching(self, name: str, row: CoachingRow) -> None:
         """Insert an opportunity (``skipped`` or ``pending``)."""
@@ -89,8 +94,8 @@ class CoachingRows:
             )
 
     def answer_coaching(self, name: str, row_id: int, status: str, *, reason: str | None,
-                        response: dict[str, Any] | None, raw: str, diagnosis: dict[str, Any] | None,
-                        proposals: list[dict[str, Any]], outcome: str | None) -> None:
+                        response: JSONDict | None, raw: str, diagnosis: JSONDict | None,
+                        proposals: list[JSONDict], outcome: str | None) -> None:
         """Store the coach's answer (and the coached candidates it plans) in one transaction."""
         with self._transaction() as conn:  # type: ignore[attr-defined]
             conn.execute(
@@ -130,5 +135,5 @@ class CoachingRows:
         return out
 
 
-def _dump(value: Any) -> str | None:
+def _dump(value: JSONValue) -> str | None:
     return None if value is None else json.dumps(value)

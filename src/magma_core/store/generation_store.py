@@ -17,8 +17,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.store.coaching_rows import CANDIDATE_COLUMNS, COACHING_SCHEMA, CoachingRows
 from magma_core.store.control_steps import (
     GEN_CONTROL_SCHEMA,
@@ -104,7 +104,7 @@ class SituationRow:
     idle: int
     status: str
     end_status: str | None
-    agent_input: dict[str, Any]
+    agent_input: JSONDict
 
 
 @dataclass
@@ -117,16 +117,16 @@ class CandidateRow:
     tree: int
     stage: int
     response_status: str
-    output: dict[str, Any]
-    memory: dict[str, Any]
-    internal_steps: list[dict[str, Any]]
-    execution: dict[str, Any] | None
+    output: JSONDict
+    memory: JSONDict
+    internal_steps: list[JSONDict]
+    execution: JSONDict | None
     status: str
     end_status: str
     episode_status: str
     next_situation: int | None
-    score: dict[str, Any] | None
-    coaching: dict[str, Any] | None = None  # a coached candidate's record (store.coaching_rows)
+    score: JSONDict | None
+    coaching: JSONDict | None = None  # a coached candidate's record (store.coaching_rows)
 
 
 @dataclass
@@ -141,7 +141,7 @@ class NewSituation:
     idle: int
     status: str
     end_status: str | None
-    agent_input: dict[str, Any]
+    agent_input: JSONDict
     snapshot: bytes | None
 
 
@@ -156,7 +156,7 @@ class GenerationStore(CoachingRows, SQLiteStore):
         self._add_missing_columns("gen_candidates", CANDIDATE_COLUMNS)
 
     # -- generations -------------------------------------------------------------------------
-    def open_generation(self, name: str, target: str, config: dict[str, Any]) -> dict[str, Any]:
+    def open_generation(self, name: str, target: str, config: JSONDict) -> JSONDict:
         """Create the generation or return the stored one; resuming with another target or
         other tree-shaping settings raises ``ValueError``."""
         row = self._conn.execute("SELECT * FROM generations WHERE name = ?", (name,)).fetchone()
@@ -175,24 +175,24 @@ class GenerationStore(CoachingRows, SQLiteStore):
             )
         return {"name": name, "target": row["target"], "config": stored, "finished": bool(row["finished"])}
 
-    def update_generation(self, name: str, config: dict[str, Any], finished: bool) -> None:
+    def update_generation(self, name: str, config: JSONDict, finished: bool) -> None:
         with self._transaction() as conn:
             conn.execute(
                 "UPDATE generations SET config = ?, finished = ?, updated_at = ? WHERE name = ?",
                 (json.dumps(config, sort_keys=True), int(finished), time.time(), name),
             )
 
-    def list_generations(self) -> list[dict[str, Any]]:
+    def list_generations(self) -> list[JSONDict]:
         rows = self._conn.execute("SELECT * FROM generations ORDER BY created_at").fetchall()
         return [dict(r) | {"config": json.loads(r["config"])} for r in rows]
 
-    def get_generation(self, name: str) -> dict[str, Any] | None:
+    def get_generation(self, name: str) -> JSONDict | None:
         row = self._conn.execute("SELECT * FROM generations WHERE name = ?", (name,)).fetchone()
         return None if row is None else dict(row) | {"config": json.loads(row["config"])}
 
     # -- trees and nodes ---------------------------------------------------------------------
     def add_tree(
-        self, name: str, tree: int, seed: int, tools: list[dict[str, Any]], root: NewSituation,
+        self, name: str, tree: int, seed: int, tools: list[JSONDict], root: NewSituation,
         *, task: str | None = None, vocabulary: str | None = None,
     ) -> None:
         """Insert a tree and its root situation atomically; ``task`` (JSON) and
@@ -205,7 +205,7 @@ class GenerationStore(CoachingRows, SQLiteStore):
             )
             self._insert_situation(conn, name, root)
 
-    def trees(self, name: str) -> list[dict[str, Any]]:
+    def trees(self, name: str) -> list[JSONDict]:
         """Per tree: ``tree``, ``seed``, ``root``, ``tools`` (as the agent saw them), ``task``
         and ``vocabulary`` (JSON text or None)."""
         rows = self._conn.execute(
@@ -234,7 +234,7 @@ class GenerationStore(CoachingRows, SQLiteStore):
                 )
 
     def add_grown_tree(
-        self, name: str, tree: int, seed: int, tools: list[dict[str, Any]],
+        self, name: str, tree: int, seed: int, tools: list[JSONDict],
         situations: list[NewSituation], candidates: list[CandidateRow], *,
         task: str | None = None, vocabulary: str | None = None,
     ) -> None:
@@ -283,7 +283,7 @@ class GenerationStore(CoachingRows, SQLiteStore):
                 (status, name, situation),
             )
 
-    def set_scores(self, name: str, scores: dict[int, dict[str, Any]]) -> None:
+    def set_scores(self, name: str, scores: dict[int, JSONDict]) -> None:
         with self._transaction() as conn:
             conn.executemany(
                 "UPDATE gen_candidates SET score = ? WHERE generation = ? AND id = ?",
@@ -336,7 +336,7 @@ class GenerationStore(CoachingRows, SQLiteStore):
         ).fetchone()
         return None if row is None else _candidate_row(row)
 
-    def candidate_control(self, name: str) -> dict[int, dict[str, Any]]:
+    def candidate_control(self, name: str) -> dict[int, JSONDict]:
         """Candidate id -> its control steps (``--record-control``; see :mod:`.control_steps`)."""
         return candidate_control(self._conn, name)
 

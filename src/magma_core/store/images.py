@@ -10,7 +10,8 @@ with store version 4 (:func:`add_images_table` is the migration from version 3).
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+
+from magma_core.json_types import JSONDict
 
 __all__ = ["IMAGES_SCHEMA", "ImageRow", "add_images_table", "episode_images", "insert_images"]
 
@@ -46,13 +47,13 @@ def insert_images(conn: sqlite3.Connection, run_name: str, episode: int,
 
 
 def episode_images(conn: sqlite3.Connection, run_name: str, episode: int,
-                   decision: int | None = None) -> list[dict[str, Any]]:
+                   decision: int | None = None) -> list[JSONDict]:
     """An episode's images (``decision``: only that decision's), in decision and camera
     order: ``decision``, ``camera``, ``media_type``, ``width``, ``height``, ``data`` (bytes).
     A store without the table (version 3, read-only) has none."""
     sql = ("SELECT decision, camera, media_type, width, height, data FROM decision_images "
            "WHERE run_name = ? AND episode = ?")
-    args: list[Any] = [run_name, episode]
+    args: list[str | int] = [run_name, episode]
     if decision is not None:
         sql += " AND decision = ?"
         args.append(decision)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.store.sqlite import (
     SQLITE_HEADER,
     STORE_VERSION,
@@ -17,11 +17,11 @@ from magma_core.store.sqlite import (
 )
 
 
-def check_store(path: str | Path) -> dict[str, Any]:
+def check_store(path: str | Path) -> JSONDict:
     """What ``PRAGMA integrity_check`` and the marker say of the store at ``path``:
     ``{"path", "ok", "version", "problems": [one line each], "tables": {name: rows}}``."""
     path = Path(path)
-    report: dict[str, Any] = {"path": str(path), "ok": False, "version": None, "problems": [],
+    report: JSONDict = {"path": str(path), "ok": False, "version": None, "problems": [],
                               "tables": {}}
     if not path.exists():
         report["problems"].append(f"no store at {path}")

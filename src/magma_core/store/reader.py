@@ -21,8 +21,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from magma_core.json_types import JSONDict
 from magma_core.store.bench_store import BenchStore
 from magma_core.store.generation_store import CandidateRow, GenerationStore, SituationRow
 from magma_core.store.run_store import EpisodeSummary, RunStore
@@ -34,6 +35,9 @@ from magma_core.store.sqlite import (
     describe_fault,
     store_version,
 )
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.store.coaching_rows import CoachingRow
 
 #: A run whose store rows changed this recently, with episodes still to come, is "running".
 RUNNING_WINDOW_S = 300.0
@@ -132,7 +136,7 @@ class StoreReader:
             return stamp
 
     # -- runs ------------------------------------------------------------------------------
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> list[JSONDict]:
         """Every run with its counts: episodes stored and planned, statuses, tokens, dates."""
         with self._open(RunStore, "runs", "episodes") as store:
             if store is None:
@@ -155,19 +159,19 @@ class StoreReader:
             by_run.setdefault(row["run_name"], {})[row["status"]] = row["n"]
         return [_run_row(dict(r), by_run.get(r["name"], {})) for r in rows]
 
-    def get_run(self, name: str) -> dict[str, Any] | None:
+    def get_run(self, name: str) -> JSONDict | None:
         """The run's stored row (``preset``, ``config``, dates), or None."""
         with self._open(RunStore, "runs") as store:
             return None if store is None else store.get_run(name)
 
-    def run(self, name: str) -> dict[str, Any] | None:
+    def run(self, name: str) -> JSONDict | None:
         """One run with its counts and episode summaries, or None."""
         for row in self.runs():
             if row["name"] == name:
                 return row | {"episodes": self.episode_summaries(name)}
         return None
 
-    def episode_summaries(self, run_name: str) -> list[dict[str, Any]]:
+    def episode_summaries(self, run_name: str) -> list[JSONDict]:
         """The summary rows (:data:`SUMMARY_COLUMNS`) of the run's episodes, in order."""
         with self._open(RunStore, "episodes") as store:
             if store is None:
@@ -182,11 +186,11 @@ class StoreReader:
         with self._open(RunStore, "episodes") as store:
             return [] if store is None else store.episodes(run_name)
 
-    def episode_record(self, run_name: str, episode: int) -> dict[str, Any] | None:
+    def episode_record(self, run_name: str, episode: int) -> JSONDict | None:
         with self._open(RunStore, "episodes") as store:
             return None if store is None else store.episode_record(run_name, episode)
 
-    def episode(self, name: str, episode: int) -> dict[str, Any] | None:
+    def episode(self, name: str, episode: int) -> JSONDict | None:
         """One episode: its summary row and full record, or None."""
         with self._open(RunStore, "episodes") as store:
             if store is None:
@@ -199,30 +203,30 @@ class StoreReader:
         summary = {k: row[k] for k in SUMMARY_COLUMNS}
         return {"run": name, "summary": summary, "record": json.loads(row["record"])}
 
-    def images(self, name: str, episode: int, decision: int | None = None) -> list[dict[str, Any]]:
+    def images(self, name: str, episode: int, decision: int | None = None) -> list[JSONDict]:
         """The camera images stored with the episode's decisions (``--observe images``)."""
         with self._open(RunStore, "decision_images") as store:
             return [] if store is None else store.episode_images(name, episode, decision)
 
-    def control(self, name: str, episode: int) -> list[dict[str, Any]]:
+    def control(self, name: str, episode: int) -> list[JSONDict]:
         """The control steps stored with the episode's decisions (``--record-control``)."""
         with self._open(RunStore, "control_steps") as store:
             return [] if store is None else store.episode_control(name, episode)
 
-    def world(self, name: str, episode: int) -> dict[str, Any] | None:
+    def world(self, name: str, episode: int) -> JSONDict | None:
         """The episode's scene and world states, or None when it was stored without them."""
         with self._open(RunStore, "episode_worlds") as store:
             return None if store is None else store.episode_world(name, episode)
 
     # -- benchmark runs (what ``bench.metrics.collect`` reads of a BenchStore) -------------
-    def bench_runs(self) -> list[dict[str, Any]]:
+    def bench_runs(self) -> list[JSONDict]:
         """Every benchmark run: name, suite, fingerprint, config, created_at."""
         with self._open(BenchStore, "bench_runs") as store:
             if store is None:
                 return []
             return [store.get_bench(name) for name in store.list_benches()]
 
-    def get_bench(self, name: str) -> dict[str, Any] | None:
+    def get_bench(self, name: str) -> JSONDict | None:
         with self._open(BenchStore, "bench_runs") as store:
             return None if store is None else store.get_bench(name)
 
@@ -239,7 +243,7 @@ class StoreReader:
             return {} if store is None else store.token_split(run_name)
 
     # -- generations -----------------------------------------------------------------------
-    def generations(self) -> list[dict[str, Any]]:
+    def generations(self) -> list[JSONDict]:
         """Every generation with its counts (situations, candidates, statuses) and state."""
         with self._open(GenerationStore, "generations", "gen_situations", "gen_candidates") as store:
             if store is None:
@@ -264,12 +268,12 @@ class StoreReader:
                                        "successes": counts.get("success", 0)}})
         return out
 
-    def get_generation(self, name: str) -> dict[str, Any] | None:
+    def get_generation(self, name: str) -> JSONDict | None:
         """The generation's stored row (``target``, ``config``, ``finished``), or None."""
         with self._open(GenerationStore, "generations") as store:
             return None if store is None else store.get_generation(name)
 
-    def trees(self, name: str) -> list[dict[str, Any]]:
+    def trees(self, name: str) -> list[JSONDict]:
         """The generation's trees (see :meth:`GenerationStore.trees`)."""
         with self._open(GenerationStore, "gen_trees") as store:
             return [] if store is None else store.trees(name)
@@ -290,12 +294,12 @@ class StoreReader:
         with self._open(GenerationStore, "gen_candidates") as store:
             return None if store is None else store.candidate(name, candidate)
 
-    def candidate_control(self, name: str) -> dict[int, dict[str, Any]]:
+    def candidate_control(self, name: str) -> dict[int, JSONDict]:
         """Candidate id -> the control steps it took (``magma gen --record-control``)."""
         with self._open(GenerationStore, "gen_control_steps") as store:
             return {} if store is None else store.candidate_control(name)
 
-    def coaching(self, name: str) -> list[Any]:
+    def coaching(self, name: str) -> list[CoachingRow]:
         """The generation's coaching rows (see :mod:`magma_core.store.coaching_rows`)."""
         with self._open(GenerationStore, "gen_coaching") as store:
             return [] if store is None else store.coaching(name)
@@ -311,7 +315,7 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in rows}
 
 
-def _run_row(row: dict[str, Any], statuses: dict[str, int]) -> dict[str, Any]:
+def _run_row(row: JSONDict, statuses: dict[str, int]) -> JSONDict:
     config = json.loads(row.pop("config") or "{}")
     planned = int(config.get("episodes") or row["stored"])
     if row["stored"] >= planned:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.executor.records import EpisodeRecord
 from magma_core.store.run_store import EpisodeRows, EpisodeSummary
 
 
 def episode_summary(
-    episode: int, seed: int, record: EpisodeRecord, agent: dict[str, Any]
+    episode: int, seed: int, record: EpisodeRecord, agent: JSONDict
 ) -> EpisodeSummary:
     """The table row of a finished episode; ``agent`` holds the agent's totals
     (``total_tokens``, ``latency_s``)."""

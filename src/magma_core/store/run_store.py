@@ -11,8 +11,8 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.store.control_steps import (
     CONTROL_SCHEMA,
     ControlRow,
@@ -97,13 +97,13 @@ CREATE TABLE IF NOT EXISTS episode_worlds (
 """ + IMAGES_SCHEMA + ";\n" + CONTROL_SCHEMA + ";\n"
 
 
-def pack_world(world: dict[str, Any]) -> tuple[str, bytes]:
+def pack_world(world: JSONDict) -> tuple[str, bytes]:
     """(scene JSON, zlib-compressed JSON list of states) for the ``episode_worlds`` table."""
     states = json.dumps(world.get("states", []), separators=(",", ":")).encode()
     return json.dumps(world.get("scene", {}), sort_keys=True), zlib.compress(states, 6)
 
 
-def unpack_world(scene: str, states: bytes) -> dict[str, Any]:
+def unpack_world(scene: str, states: bytes) -> JSONDict:
     """The inverse of :func:`pack_world`."""
     return {"scene": json.loads(scene), "states": json.loads(zlib.decompress(states))}
 
@@ -127,7 +127,7 @@ class EpisodeSummary:
     agent_latency_s: float = 0.0  # time spent waiting for the agent
     reason: str = ""  # why an episode that did not succeed ended (the record's reason)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return dict(self.__dict__)
 
 
@@ -138,7 +138,7 @@ class EpisodeRows:
     decisions: list[tuple] = ()  # (step, stage, instruction, say, status)
     tool_calls: list[tuple] = ()  # (step, call, robot, tool, arguments_json, ok, message, flag)
     stage_outcomes: list[tuple] = ()  # (stage, success, state, tool_calls, forgiven)
-    world: dict[str, Any] | None = None  # {"scene": ..., "states": [start, after step 0, ...]}
+    world: JSONDict | None = None  # {"scene": ..., "states": [start, after step 0, ...]}
     images: tuple[ImageRow, ...] = ()  # (decision, camera, media_type, w, h, bytes): store.images
     control: tuple[ControlRow, ...] = ()  # (decision, steps, data): store.control_steps
 
@@ -152,7 +152,7 @@ class RunStore(SQLiteStore):
                          read_only=read_only)
 
     # -- runs --------------------------------------------------------------------------
-    def open_run(self, name: str, preset: str, config: dict[str, Any]) -> dict[str, Any]:
+    def open_run(self, name: str, preset: str, config: JSONDict) -> JSONDict:
         """Create the run, or return the stored one. A run without episodes yet is started
         afresh with the new preset and config; resuming one with another preset is refused."""
         row = self._conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
@@ -179,7 +179,7 @@ class RunStore(SQLiteStore):
             "created_at": row["created_at"],
         }
 
-    def update_config(self, name: str, config: dict[str, Any]) -> None:
+    def update_config(self, name: str, config: JSONDict) -> None:
         """Keep ``config`` as the run's configuration (the latest invocation's)."""
         with self._transaction() as conn:
             conn.execute(
@@ -187,7 +187,7 @@ class RunStore(SQLiteStore):
                 (json.dumps(config, sort_keys=True), time.time(), name),
             )
 
-    def list_runs(self) -> list[dict[str, Any]]:
+    def list_runs(self) -> list[JSONDict]:
         rows = self._conn.execute(
             """SELECT r.name, r.preset, r.created_at, r.updated_at,
                       COUNT(e.episode) AS episodes,
@@ -197,7 +197,7 @@ class RunStore(SQLiteStore):
         ).fetchall()
         return [dict(r) | {"successes": r["successes"] or 0} for r in rows]
 
-    def get_run(self, name: str) -> dict[str, Any] | None:
+    def get_run(self, name: str) -> JSONDict | None:
         row = self._conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
         if row is None:
             return None
@@ -220,7 +220,7 @@ class RunStore(SQLiteStore):
         self,
         run_name: str,
         summary: EpisodeSummary,
-        record: dict[str, Any],
+        record: JSONDict,
         rows: EpisodeRows | None = None,
     ) -> None:
         """Write one finished episode and its rows atomically (replacing nothing: a duplicate
@@ -282,13 +282,13 @@ class RunStore(SQLiteStore):
         fields = EpisodeSummary.__dataclass_fields__
         return [EpisodeSummary(**{k: r[k] for k in fields}) for r in rows]
 
-    def episode_record(self, run_name: str, episode: int) -> dict[str, Any] | None:
+    def episode_record(self, run_name: str, episode: int) -> JSONDict | None:
         row = self._conn.execute(
             "SELECT record FROM episodes WHERE run_name = ? AND episode = ?", (run_name, episode)
         ).fetchone()
         return None if row is None else json.loads(row["record"])
 
-    def episode_world(self, run_name: str, episode: int) -> dict[str, Any] | None:
+    def episode_world(self, run_name: str, episode: int) -> JSONDict | None:
         """The episode's scene and world states (None for episodes stored without them)."""
         row = self._conn.execute(
             "SELECT scene, states FROM episode_worlds WHERE run_name = ? AND episode = ?",
@@ -297,11 +297,11 @@ class RunStore(SQLiteStore):
         return None if row is None else unpack_world(row["scene"], row["states"])
 
     def episode_images(self, run_name: str, episode: int,
-                       decision: int | None = None) -> list[dict[str, Any]]:
+                       decision: int | None = None) -> list[JSONDict]:
         """The camera images the agent saw at each decision (see :mod:`.images`)."""
         return episode_images(self._conn, run_name, episode, decision)
 
-    def episode_control(self, run_name: str, episode: int) -> list[dict[str, Any]]:
+    def episode_control(self, run_name: str, episode: int) -> list[JSONDict]:
         """The control steps of each decision (``--record-control``; see :mod:`.control_steps`)."""
         return episode_control(self._conn, run_name, episode)
 

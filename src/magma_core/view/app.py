@@ -27,7 +27,7 @@ store it cannot read a 503 with the store's one-line reason (see :mod:`.http_err
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import FastAPI, HTTPException, Query
 from fastapi import Path as PathParam
@@ -35,6 +35,7 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from magma_core.json_types import JSONDict
 from magma_core.store.reader import StoreReader
 from magma_core.view.benchmarks import bench_of_run, bench_page
 from magma_core.view.catalog import KINDS, list_items
@@ -64,24 +65,24 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     @app.get("/api/stamp")
-    def stamp() -> dict[str, Any]:
+    def stamp() -> JSONDict:
         return {"stamp": reader.stamp(), "store": str(reader.path)}
 
     @app.get("/api/items")
-    def items(kind: str | None = None) -> dict[str, Any]:
+    def items(kind: str | None = None) -> JSONDict:
         if kind is not None and kind not in {k.kind for k in KINDS}:
             raise HTTPException(404, f"unknown kind {kind!r}")
         return list_items(reader, kind)
 
     @app.get("/api/runs/{name}")
-    def run(name: str) -> dict[str, Any]:
+    def run(name: str) -> JSONDict:
         found = reader.run(name)
         if found is None:
             raise HTTPException(404, f"no run named {name!r}")
         return found | {"benchmark": bench_of_run(reader, name)}
 
     @app.get("/api/runs/{name}/episodes/{episode}")
-    def episode(name: str, episode: Id) -> dict[str, Any]:
+    def episode(name: str, episode: Id) -> JSONDict:
         found = reader.episode(name, episode)
         if found is None:
             raise HTTPException(404, f"run {name!r} has no episode {episode}")
@@ -99,7 +100,7 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
                             f"at decision {decision}")
 
     @app.get("/api/runs/{name}/episodes/{episode}/world")
-    def world(name: str, episode: Id) -> dict[str, Any]:
+    def world(name: str, episode: Id) -> JSONDict:
         found = reader.world(name, episode)
         if found is None:
             raise HTTPException(404, f"run {name!r} episode {episode} has no recorded world")
@@ -112,21 +113,21 @@ def create_app(folder: str | Path, *, allowed_hosts: tuple[str, ...] = LOOPBACK_
     @app.get("/api/benchmarks/{name}")
     def benchmark(name: str, compare: list[str] = Query(default=[]),  # noqa: B008
                   price_per_mtok: float | None = Query(default=None, ge=0, le=1e9,
-                                                             allow_inf_nan=False)) -> dict[str, Any]:
+                                                             allow_inf_nan=False)) -> JSONDict:
         found = bench_page(reader, name, compare, price_per_mtok)
         if found is None:
             raise HTTPException(404, f"no benchmark run named {name!r}")
         return found
 
     @app.get("/api/generations/{name}")
-    def generation(name: str) -> dict[str, Any]:
+    def generation(name: str) -> JSONDict:
         found = generation_tree(reader, name)
         if found is None:
             raise HTTPException(404, f"no generation named {name!r}")
         return found
 
     @app.get("/api/generations/{name}/{kind}/{node}")
-    def generation_node(name: str, kind: str, node: Id) -> dict[str, Any]:
+    def generation_node(name: str, kind: str, node: Id) -> JSONDict:
         if kind not in ("situation", "candidate"):
             raise HTTPException(404, f"unknown node kind {kind!r}: situation or candidate")
         found = node_detail(reader, name, kind, node)

@@ -11,17 +11,17 @@ package keeps the one definition of every metric.
 from __future__ import annotations
 
 import time
-from typing import Any
 from urllib.parse import quote
 
 from magma_core.bench.metrics import agent_facts, collect, compute
 from magma_core.bench.report import significant_differences
 from magma_core.bench.report_tables import noise_comparisons
+from magma_core.json_types import JSONDict
 from magma_core.store.bench_store import bench_run_name
 from magma_core.store.reader import RUNNING_WINDOW_S, StoreReader
 
 
-def bench_runs(reader: StoreReader) -> list[dict[str, Any]]:
+def bench_runs(reader: StoreReader) -> list[JSONDict]:
     """Every benchmark run: name, suite, fingerprint, config, created_at."""
     return reader.bench_runs()
 
@@ -31,7 +31,7 @@ def bench_run_names(reader: StoreReader) -> set[str]:
     return {bench_run_name(b["name"]) for b in bench_runs(reader)}
 
 
-def bench_of_run(reader: StoreReader, run_name: str) -> dict[str, Any] | None:
+def bench_of_run(reader: StoreReader, run_name: str) -> JSONDict | None:
     """``{"bench", "trials", "items"}`` (trials per item, item ids in episode order) when
     ``run_name`` holds a benchmark run's trials: episode ``i * trials + k`` is trial ``k`` of
     ``items[i]``."""
@@ -43,7 +43,7 @@ def bench_of_run(reader: StoreReader, run_name: str) -> dict[str, Any] | None:
     return None
 
 
-def bench_items(reader: StoreReader) -> list[dict[str, Any]]:
+def bench_items(reader: StoreReader) -> list[JSONDict]:
     """One home-list row per benchmark run, counted over its items' trials."""
     runs = {r["name"]: r for r in reader.runs()}
     rows = []
@@ -75,7 +75,7 @@ def bench_items(reader: StoreReader) -> list[dict[str, Any]]:
 
 
 def bench_page(reader: StoreReader, name: str, compare: list[str] | None = None,
-               price_per_mtok: float | None = None) -> dict[str, Any] | None:
+               price_per_mtok: float | None = None) -> JSONDict | None:
     """The benchmark run ``name``: its config, the report's metrics (of ``name`` and of the
     runs in ``compare``, with the significant differences from ``name`` and whether each is
     inside the noise floor), and every trial

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
+from magma_core.json_types import JSONDict
 from magma_core.store.reader import StoreReader
 from magma_core.view.benchmarks import bench_items, bench_run_names
 from magma_core.view.generations import generation_items
@@ -28,10 +28,10 @@ class ItemKind:
 
     kind: str
     label: str
-    list_items: Callable[[StoreReader], list[dict[str, Any]]]
+    list_items: Callable[[StoreReader], list[JSONDict]]
 
 
-def run_items(reader: StoreReader) -> list[dict[str, Any]]:
+def run_items(reader: StoreReader) -> list[JSONDict]:
     """One list row per stored run (but the runs holding benchmark trials: their benchmark's
     row and page show them)."""
     items = []
@@ -72,9 +72,9 @@ KINDS: tuple[ItemKind, ...] = (
 )
 
 
-def list_items(reader: StoreReader, kind: str | None = None) -> dict[str, Any]:
+def list_items(reader: StoreReader, kind: str | None = None) -> JSONDict:
     """The home list: rows of every kind (or of ``kind``), newest first, and the kinds."""
-    rows: list[dict[str, Any]] = []
+    rows: list[JSONDict] = []
     for item_kind in KINDS:
         if kind is None or item_kind.kind == kind:
             rows.extend(item_kind.list_items(reader))

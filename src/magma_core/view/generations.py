@@ -7,9 +7,9 @@ Read through the store's read-only :class:`~magma_core.store.reader.StoreReader`
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import quote
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.runs.agent_steps import exchange_of
 from magma_core.store import scores as sc
 from magma_core.store.generation_store import CandidateRow, SituationRow
@@ -20,12 +20,12 @@ CANDIDATE_COLUMNS = ("id", "situation", "candidate_index", "tree", "stage", "res
                      "status", "end_status", "episode_status", "next_situation")
 
 
-def generations(reader: StoreReader) -> list[dict[str, Any]]:
+def generations(reader: StoreReader) -> list[JSONDict]:
     """Every generation with its counts (situations, candidates, statuses)."""
     return reader.generations()
 
 
-def generation_items(reader: StoreReader) -> list[dict[str, Any]]:
+def generation_items(reader: StoreReader) -> list[JSONDict]:
     """One home-list row per generation."""
     rows = []
     for g in generations(reader):
@@ -42,7 +42,7 @@ def generation_items(reader: StoreReader) -> list[dict[str, Any]]:
     return rows
 
 
-def generation_tree(reader: StoreReader, name: str) -> dict[str, Any] | None:
+def generation_tree(reader: StoreReader, name: str) -> JSONDict | None:
     """The generation ``name`` with every tree's situations and candidates (without their
     inputs and outputs: see :func:`node_detail`), each candidate with its score, whether the
     export keeps it, and a one-line summary of its decision. None when there is none."""
@@ -60,7 +60,7 @@ def generation_tree(reader: StoreReader, name: str) -> dict[str, Any] | None:
     return found[0] | {"trees": trees, "situations": situations, "candidates": candidates}
 
 
-def _kept(candidates: list[dict[str, Any]]) -> set[int]:
+def _kept(candidates: list[JSONDict]) -> set[int]:
     """The candidates the export's selection keeps (scored ones only)."""
     per_situation: dict[int, dict[int, float]] = {}
     for c in candidates:
@@ -69,7 +69,7 @@ def _kept(candidates: list[dict[str, Any]]) -> set[int]:
     return {cid for scores in per_situation.values() for cid in sc.select(scores)}
 
 
-def decision_label(output: Any) -> str:
+def decision_label(output: JSONValue) -> str:
     """A candidate's decision in one short line: its calls, else what it said."""
     if not isinstance(output, dict):
         return "?"
@@ -83,13 +83,13 @@ def decision_label(output: Any) -> str:
     return str(output.get("error") or "(nothing)")[:80]
 
 
-def _args(arguments: Any) -> str:
+def _args(arguments: JSONValue) -> str:
     if isinstance(arguments, dict):
         return "(" + ", ".join(str(v) for v in arguments.values()) + ")"
     return "()"
 
 
-def node_detail(reader: StoreReader, name: str, kind: str, node: int) -> dict[str, Any] | None:
+def node_detail(reader: StoreReader, name: str, kind: str, node: int) -> JSONDict | None:
     """A situation (``kind`` "situation") with the input the agent saw, or a candidate with its
     situation's input, its decision, execution, memory, internal steps, score and ``agent``
     (tokens and model exchanges, as a run keeps them per decision)."""
@@ -101,7 +101,7 @@ def node_detail(reader: StoreReader, name: str, kind: str, node: int) -> dict[st
     situation = reader.situation(name, row.situation if row is not None else node)
     if situation is None:
         return None
-    out: dict[str, Any] = {"situation": _situation(situation)
+    out: JSONDict = {"situation": _situation(situation)
                            | {"agent_input": situation.agent_input}}
     if row is not None:
         coaching = None
@@ -117,7 +117,7 @@ def node_detail(reader: StoreReader, name: str, kind: str, node: int) -> dict[st
 
 
 def _coaching_rows(reader: StoreReader, name: str, candidate: int,
-                   request: int | None) -> list[dict[str, Any]]:
+                   request: int | None) -> list[JSONDict]:
     """The coaching rows about a candidate: the one that made it (``request``) and those its
     branch's end raised (it is their terminal), each with its request, answer and raw reply."""
     out = []
@@ -132,11 +132,11 @@ def _coaching_rows(reader: StoreReader, name: str, candidate: int,
     return out
 
 
-def _situation(row: SituationRow) -> dict[str, Any]:
+def _situation(row: SituationRow) -> JSONDict:
     return {k: getattr(row, k) for k in SITUATION_COLUMNS}
 
 
-def _candidate(row: CandidateRow) -> dict[str, Any]:
+def _candidate(row: CandidateRow) -> JSONDict:
     return {k: getattr(row, k) for k in CANDIDATE_COLUMNS}
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,13 +28,14 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.store.sqlite import StoreError
 
 MAX_TEXT = 200  # characters of any text an error answer carries
 MAX_PROBLEMS = 20  # validation problems listed in one answer
 
 
-def short(value: Any, limit: int = MAX_TEXT) -> str | int:
+def short(value: object, limit: int = MAX_TEXT) -> str | int:
     """``value`` as a short text (an int within JSON's safe range stays an int)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**53:
         return value
@@ -42,7 +43,7 @@ def short(value: Any, limit: int = MAX_TEXT) -> str | int:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-def validation_problems(exc: RequestValidationError) -> list[dict[str, Any]]:
+def validation_problems(exc: RequestValidationError) -> list[JSONDict]:
     """The problems of a request that did not validate, as short JSON-safe dicts (no input)."""
     problems = []
     for error in exc.errors()[:MAX_PROBLEMS]:
@@ -80,11 +81,11 @@ def _finite(text: str) -> float:
     return number
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def finite_json(body: bytes) -> Any:
+def finite_json(body: bytes) -> JSONValue:
     """``body`` parsed as JSON, refusing ``NaN``, ``Infinity`` and out-of-range numbers with a
     ``json.JSONDecodeError`` (which FastAPI answers with 422)."""
     text = body.decode("utf-8", errors="strict") if isinstance(body, bytes) else body
@@ -97,7 +98,7 @@ def finite_json(body: bytes) -> Any:
 
 
 class _FiniteJSONRequest(Request):
-    async def json(self) -> Any:
+    async def json(self) -> JSONValue:
         if not hasattr(self, "_json"):
             try:
                 self._json = finite_json(await self.body())

@@ -21,8 +21,8 @@ Options (from the suite spec): ``at``, ``lag``. A transform that does not apply 
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import encode_value
 from magma_scenarios.buttons.tools import StuckButton
 from magma_scenarios.buttons.world import BUTTONS
@@ -38,19 +38,19 @@ ANSWER_QUESTION = "magma_scenarios.common.stages:AnswerQuestion"
 RESUME = "Thanks. Now continue with what you were doing."
 
 
-def _is_action(entry: dict[str, Any]) -> bool:
+def _is_action(entry: JSONDict) -> bool:
     return entry["spec"]["type"] == STAGE
 
 
-def _in_progress(entry: dict[str, Any]) -> bool:
+def _in_progress(entry: JSONDict) -> bool:
     return _is_action(entry) and _args(entry)["instruction"] is None
 
 
-def _goals(entry: dict[str, Any]) -> list[dict[str, Any]]:
+def _goals(entry: JSONDict) -> list[JSONDict]:
     return [g["spec"] for g in _args(entry)["goals"]]
 
 
-def _segments(spec: dict[str, Any]) -> list[list[int]]:
+def _segments(spec: JSONDict) -> list[list[int]]:
     """For each stage, the indices of its presses (and the user events before them)."""
     events = spec["perfect_trace"]["events"]
     out, cursor = [], 0
@@ -68,7 +68,7 @@ def _segments(spec: dict[str, Any]) -> list[list[int]]:
     return out
 
 
-def _lights(events: list[dict[str, Any]]) -> list[str]:
+def _lights(events: list[JSONDict]) -> list[str]:
     """The lights on after ``events`` (every press toggles one)."""
     on = {b: False for b in BUTTONS}
     for event in events:
@@ -77,7 +77,7 @@ def _lights(events: list[dict[str, Any]]) -> list[str]:
     return [b for b in BUTTONS if on[b]]
 
 
-def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
+def execution_error(spec: JSONDict, at: int) -> list[JSONDict]:
     """A stuck button on the first press of the first action stage from ``at``."""
     segments = _segments(spec)
     events = spec["perfect_trace"]["events"]
@@ -92,7 +92,7 @@ def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     raise ValueError(f"no action stage with a press from stage {at}")
 
 
-def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
+def interruption(spec: JSONDict, at: int) -> list[JSONDict]:
     """A question about the lights between an action stage and the work it continues."""
     stages = spec["stages"]
     index = next((i for i in range(at, len(stages) - 1)
@@ -114,7 +114,7 @@ def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     return [{"type": "interruption", "injected_at_stage": index + 1, "relevant_at_stage": index + 1}]
 
 
-def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, Any]]:
+def mission_update(spec: JSONDict, at: int, lag: int) -> list[JSONDict]:
     """Change the last button of an in-progress press sequence (see the module docstring)."""
     stages = spec["stages"]
     segments = _segments(spec)
@@ -147,8 +147,8 @@ def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, An
     raise ValueError(f"no stage in progress after stage {at} can take a mission update with lag {lag}")
 
 
-def apply(condition: str, spec: dict[str, Any], options: dict[str, Any]
-          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def apply(condition: str, spec: JSONDict, options: JSONDict
+          ) -> tuple[JSONDict, list[JSONDict]]:
     """The ``condition`` transform of a clean buttons task spec (see the module docstring)."""
     return apply_condition(condition, spec, options, execution_error=execution_error,
                            interruption=interruption, mission_update=mission_update)

@@ -18,13 +18,13 @@ tensors; and the TCP poses. Button order is :data:`~magma_scenarios.buttons.worl
 
 from __future__ import annotations
 
-from typing import Any
-
 import sapien
 import torch
+from mani_skill.envs.scene import ManiSkillScene
 from mani_skill.utils.registration import register_env
 from mani_skill.utils.structs.articulation import Articulation
 
+from magma_core.simulation.data_structures.state_tree import StateTree
 from magma_core.simulation.envs import DefaultEnv
 from magma_scenarios.buttons.world import (
     BUTTON_CENTERS,
@@ -52,7 +52,7 @@ SPRING_DAMPING = 10.0
 _X_TO_Z = [0.70710678, 0.0, -0.70710678, 0.0]
 
 
-def build_push_button(scene: Any, name: str, color: tuple, center_xy: tuple) -> Articulation:
+def build_push_button(scene: ManiSkillScene, name: str, color: tuple, center_xy: tuple) -> Articulation:
     """One spring-returned push button: a fixed housing and a cap on a prismatic joint."""
     builder = scene.create_articulation_builder()
     housing = builder.create_link_builder()
@@ -94,7 +94,7 @@ class MagmaButtonsEnv(DefaultEnv):
     #: Button colour -> (x, y) of its centre on the table.
     button_centers: dict[str, tuple[float, float]] = BUTTON_CENTERS
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         self.buttons: dict[str, Articulation] = {}
         super().__init__(*args, **kwargs)
 
@@ -161,7 +161,7 @@ class MagmaButtonsEnv(DefaultEnv):
             extra[f"button_{color}"] = torch.cat([cap, button.get_qpos()], dim=1)
         return extra
 
-    def get_magma_extra_state(self) -> dict[str, Any]:
+    def get_magma_extra_state(self) -> StateTree:
         return {
             "lights": self.lights.clone(),
             "press_count": self.press_count.clone(),
@@ -169,7 +169,7 @@ class MagmaButtonsEnv(DefaultEnv):
             "button_down": self.button_down.clone(),
         }
 
-    def set_magma_extra_state(self, state: dict[str, Any]) -> None:
+    def set_magma_extra_state(self, state: StateTree) -> None:
         for key in ("lights", "press_count", "press_order", "button_down"):
             setattr(self, key, state[key].clone().to(self.device))
 
@@ -181,7 +181,7 @@ class MagmaButtonsDuoEnv(MagmaButtonsEnv):
 
     button_centers = BUTTON_CENTERS_DUO
 
-    def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: Any):
+    def __init__(self, *args: object, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: object):
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
 
     def robot_base_poses(self) -> list[sapien.Pose]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from magma_core.simulation.data_structures import SituationInit, ToolCall
 from magma_core.simulation.stage import ConstraintBaseStage
 from magma_core.simulation.tasks import (
@@ -129,7 +127,7 @@ class TwoRobots(_ButtonsTask):
     """Two Pandas at a long panel press red and yellow in the same decision."""
 
     maniskill_env_id = DUO_ENV_ID
-    tools_constant: dict[str, Any] = {"reach": REACH}
+    tools_constant: dict[str, object] = {"reach": REACH}
     stages = [
         ButtonsStage(
             [LightOn("red"), LightOn("yellow")],

@@ -15,9 +15,9 @@ No task presses more than :data:`~magma_scenarios.buttons.world.MAX_PRESSES` tim
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from magma_core.simulation.data_structures import ToolCall
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks import (
     BaseRequest,
     MessageEvent,
@@ -53,7 +53,7 @@ def _presses(buttons: list[str]) -> list[TraceEvent]:
     return [ToolCallEvent([ToolCall("press", {"button": b})]) for b in buttons]
 
 
-def _rules(state: TaskState) -> list[Any]:
+def _rules(state: TaskState) -> list[BaseTaskStage]:
     return [NeverPressed(b) for b in state.properties["forbidden"]]
 
 
@@ -81,7 +81,7 @@ class PressSequence(BaseRequest[dict]):
         return {"sequence": sequence, "start": state.properties["presses"],
                 "text": f"Press {names}."}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         """Two stages: the first press, then the rest (work in progress)."""
         seq, start = params["sequence"], params["start"]
         first = [PressedInOrder(seq[:1], start=start), *_rules(state)]
@@ -125,7 +125,7 @@ class SetLights(BaseRequest[dict]):
                 else "Switch every light off.")
         return {"on": wanted, "change": change, "text": text}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         goals = [LightOn(b) if b in params["on"] else LightOff(b) for b in BUTTONS]
         on = ", ".join(params["on"]) or "none"
         return [ButtonsStage([*goals, *_rules(state)], f"Lights on: {on}; the others off.",
@@ -157,7 +157,7 @@ class ForbidButton(BaseRequest[dict]):
         button = rng.choice(self._options(state))
         return {"button": button, "text": f"A rule from now on: never press the {button} button."}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [Acknowledge(params["text"])]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
@@ -186,7 +186,7 @@ class LightsQuestion(BaseRequest[dict]):
         fact = f"the lights on are {', '.join(on)}" if on else "no light is on"
         return {"fact": fact, "text": "Which lights are on right now?"}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [AnswerQuestion(params["text"], f"The answer says that {params['fact']}.",
                                say_only=not self.judged)]
 

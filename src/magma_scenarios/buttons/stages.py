@@ -8,7 +8,6 @@ Goals read the world's extra state from ``obs["extra"]``: ``lights`` and ``press
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 
@@ -20,7 +19,7 @@ from magma_core.simulation.stage.environment_transition import BaseStageEnvironm
 from magma_scenarios.buttons.world import BUTTONS, button_index
 
 
-def _check_button(name: Any) -> str:
+def _check_button(name: object) -> str:
     if name not in BUTTONS:
         raise ValueError(f"unknown button {name!r}; buttons: {', '.join(BUTTONS)}")
     return name
@@ -127,7 +126,7 @@ class ButtonsStage(BaseTaskStage):
             error_parameters=StageErrorParameters(errors, len(errors), len(errors)),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         goals = self.goals[0].goal_list if isinstance(self.goals[0], And) else self.goals
         return {
             "goals": list(goals),

@@ -10,30 +10,31 @@ condition name into the calls of those, the same way in every world.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+from magma_core.json_types import JSONDict
 
 #: a world's transform of one condition: (spec, at[, lag]) -> the interventions it made
-Transform = Callable[..., list[dict[str, Any]]]
+Transform = Callable[..., list[JSONDict]]
 
 
-def stage_type(entry: dict[str, Any]) -> str:
+def stage_type(entry: JSONDict) -> str:
     """The stage class path of one stage entry."""
     return entry["spec"]["type"]
 
 
-def stage_args(entry: dict[str, Any]) -> dict[str, Any]:
+def stage_args(entry: JSONDict) -> JSONDict:
     """The constructor arguments of one stage entry (edited in place)."""
     return entry["spec"]["arguments"]
 
 
-def set_instruction(entry: dict[str, Any], text: str) -> None:
+def set_instruction(entry: JSONDict, text: str) -> None:
     """Put ``text`` before the stage's instruction (or make it the instruction)."""
     args = stage_args(entry)
     old = args["instruction"]
     args["instruction"] = text if old is None else f"{text} {old}"
 
 
-def insert_stage(spec: dict[str, Any], position: int, entry: dict[str, Any]) -> None:
+def insert_stage(spec: JSONDict, position: int, entry: JSONDict) -> None:
     """Insert a stage, keeping the request chain's stage ranges true."""
     spec["stages"].insert(position, entry)
     for record in spec["requests"]:
@@ -43,9 +44,9 @@ def insert_stage(spec: dict[str, Any], position: int, entry: dict[str, Any]) -> 
             record["num_stages"] += 1
 
 
-def apply_condition(condition: str, spec: dict[str, Any], options: dict[str, Any], *,
+def apply_condition(condition: str, spec: JSONDict, options: JSONDict, *,
                     execution_error: Transform, interruption: Transform,
-                    mission_update: Transform) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                    mission_update: Transform) -> tuple[JSONDict, list[JSONDict]]:
     """The ``condition`` transform of a clean task spec through a world's own transforms
     (``combined``: a mission update, then an execution error on the updated stage);
     options ``at`` and ``lag``. A transform that does not apply raises ``ValueError``."""

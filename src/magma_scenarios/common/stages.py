@@ -4,7 +4,6 @@ objects in a zone, acknowledge a rule."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from magma_core.simulation.data_structures import (
     EmptyInstruction,
@@ -72,7 +71,7 @@ class ObjectsToZones(BaseTaskStage):
             entry_transition=entry_transition,
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {
             "placements": self.placements,
             "instruction": self.instruction_text,
@@ -109,7 +108,7 @@ class AnswerQuestion(BaseTaskStage):
             ),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"question": self.question, "rule": self.rule, "say_only": self.say_only}
 
 
@@ -139,7 +138,7 @@ class CountInZone(BaseTaskStage):
             stage_input=StageInput(_instruction(instruction), flag_answer_to_user),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {
             "objects": self.objects,
             "zone": self.zone,
@@ -168,7 +167,7 @@ class Acknowledge(BaseTaskStage):
             ),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"instruction": self.instruction_text}
 
 
@@ -197,5 +196,5 @@ class AddArea(BaseTaskStage):
         )
         return 1 if added else 0
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"area": self.area, "instruction": self.instruction_text}

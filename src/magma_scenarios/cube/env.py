@@ -14,13 +14,12 @@ Registered with ManiSkill and gymnasium when this module is imported.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 from mani_skill.utils.registration import register_env
 from mani_skill.utils.structs.pose import Pose as MSPose
 
+from magma_core.simulation.data_structures.state_tree import StateTree
 from magma_core.simulation.envs import DefaultEnv
 from magma_scenarios.cube.world import (
     CUBE_CENTER,
@@ -79,10 +78,10 @@ class MagmaCubeEnv(DefaultEnv):
             self.zone_b.set_pose(MSPose.create_from_pq(_zone_xyz(ZONE_B_CENTER, b)))
             self.machine_on[env_idx] = False
 
-    def get_magma_extra_state(self) -> dict[str, Any]:
+    def get_magma_extra_state(self) -> StateTree:
         return {"machine_on": self.machine_on.clone()}
 
-    def set_magma_extra_state(self, state: dict[str, Any]) -> None:
+    def set_magma_extra_state(self, state: StateTree) -> None:
         self.machine_on = state["machine_on"].clone().to(self.device)
 
 

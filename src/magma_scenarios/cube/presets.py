@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
+from magma_core.json_types import JSONValue
 from magma_core.simulation.data_structures import (
     SituationInit,
     StageInput,
@@ -29,7 +28,7 @@ ENV_ID = "MagmaCube-v1"
 ATTRIBUTES = {"objects": ["cube"], "areas": ["zone_a", "zone_b"], "machines": ["machine"]}
 
 
-def _call(name: str, **arguments: Any) -> ToolCallEvent:
+def _call(name: str, **arguments: JSONValue) -> ToolCallEvent:
     return ToolCallEvent([ToolCall(name, arguments, "panda")])
 
 
@@ -54,7 +53,7 @@ class SwitchMachineOn(BaseTaskStage):
             global_parameters=StageGlobalParameters(reset_at_end=reset_at_end),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"reset_at_end": self.global_parameters.reset_at_end}
 
 

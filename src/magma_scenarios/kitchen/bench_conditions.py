@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import encode_value
 from magma_scenarios.common.spec_edits import apply_condition
 from magma_scenarios.common.spec_edits import insert_stage as _insert_stage
@@ -44,15 +44,15 @@ RESUME = "Thanks. Now continue with what you were doing."
 OPEN_PLACES = ("counter", "bowl_a")
 
 
-def _is_action(entry: dict[str, Any]) -> bool:
+def _is_action(entry: JSONDict) -> bool:
     return _type(entry) == KITCHEN_STAGE
 
 
-def _in_progress(entry: dict[str, Any]) -> bool:
+def _in_progress(entry: JSONDict) -> bool:
     return _is_action(entry) and _args(entry)["instruction"] is None
 
 
-def _calls(entry: dict[str, Any]) -> int:
+def _calls(entry: JSONDict) -> int:
     if _is_action(entry):
         return _args(entry)["calls"] + len(_args(entry)["errors"])
     if _type(entry) == LOOK_INSIDE:
@@ -60,7 +60,7 @@ def _calls(entry: dict[str, Any]) -> int:
     return 0
 
 
-def _segments(spec: dict[str, Any]) -> list[list[int]]:
+def _segments(spec: JSONDict) -> list[list[int]]:
     """For each stage, the indices of its reference-trace events (tool calls and the user
     events before them)."""
     events = spec["perfect_trace"]["events"]
@@ -80,16 +80,16 @@ def _segments(spec: dict[str, Any]) -> list[list[int]]:
     return out
 
 
-def _call(event: dict[str, Any]) -> dict[str, Any] | None:
+def _call(event: JSONDict) -> JSONDict | None:
     return event["calls"][0] if event["type"] == "tool_calls" and event["calls"] else None
 
 
-def _names(spec: dict[str, Any], segment: list[int]) -> list[str]:
+def _names(spec: JSONDict, segment: list[int]) -> list[str]:
     events = spec["perfect_trace"]["events"]
     return [c["name"] for i in segment if (c := _call(events[i]))]
 
 
-def _moved_objects(spec: dict[str, Any], segment: list[int]) -> list[str]:
+def _moved_objects(spec: JSONDict, segment: list[int]) -> list[str]:
     events = spec["perfect_trace"]["events"]
     return [c["arguments"]["object"] for i in segment if (c := _call(events[i])) and c["name"] == "pick"]
 
@@ -98,7 +98,7 @@ def _start() -> dict[str, str]:
     return {o: ("counter" if isinstance(v, int) else v) for o, v in w.START.items()}
 
 
-def _moves(spec: dict[str, Any], events: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
+def _moves(spec: JSONDict, events: list[JSONDict]) -> Iterator[tuple[str, str]]:
     """(object, place) for every move along the trace, entry transitions included (as far
     as they can be told from the trace: a ``MoveToCounterAtEntry`` is taken before the
     stage's first pick)."""
@@ -119,7 +119,7 @@ def _moves(spec: dict[str, Any], events: list[dict[str, Any]]) -> Iterator[tuple
             held = None
 
 
-def _fits(spec: dict[str, Any], events: list[dict[str, Any]]) -> bool:
+def _fits(spec: JSONDict, events: list[JSONDict]) -> bool:
     """No container ever holds more than it takes, and every move goes somewhere else."""
     where = _start()
     for obj, place in _moves(spec, events):
@@ -133,7 +133,7 @@ def _fits(spec: dict[str, Any], events: list[dict[str, Any]]) -> bool:
     return True
 
 
-def _kept_out(spec: dict[str, Any]) -> dict[str, set[str]]:
+def _kept_out(spec: JSONDict) -> dict[str, set[str]]:
     """Container → kinds a rule of the task keeps out of it."""
     out: dict[str, set[str]] = {}
     for r in spec["requests"]:
@@ -142,12 +142,12 @@ def _kept_out(spec: dict[str, Any]) -> dict[str, set[str]]:
     return out
 
 
-def _entry(stage_type: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _entry(stage_type: str, arguments: JSONDict) -> JSONDict:
     return {"request_type": None, "spec": {"type": stage_type, "arguments": arguments},
             "flag_answer_to_user": False, "reset_at_end": False}
 
 
-def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
+def execution_error(spec: JSONDict, at: int) -> list[JSONDict]:
     """A grasp slip in the first action stage with a pick from ``at``; the trace grasps twice."""
     segments = _segments(spec)
     events = spec["perfect_trace"]["events"]
@@ -162,7 +162,7 @@ def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     raise ValueError(f"no action stage with a grasp from stage {at}")
 
 
-def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
+def interruption(spec: JSONDict, at: int) -> list[JSONDict]:
     """A question after an action stage followed by work in progress; the work then resumes."""
     stages = spec["stages"]
     index = next((i for i in range(at, len(stages) - 1)
@@ -186,7 +186,7 @@ def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     return [{"type": "interruption", "injected_at_stage": index + 1, "relevant_at_stage": index + 1}]
 
 
-def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, Any]]:
+def mission_update(spec: JSONDict, at: int, lag: int) -> list[JSONDict]:
     """At the first stage in progress after ``at``, the object of the stage ``lag`` later
     goes to another always-open place (see the module docstring)."""
     stages = spec["stages"]
@@ -223,8 +223,8 @@ def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, An
     raise ValueError(f"no stage in progress after stage {at} can take a mission update with lag {lag}")
 
 
-def apply(condition: str, spec: dict[str, Any], options: dict[str, Any]
-          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def apply(condition: str, spec: JSONDict, options: JSONDict
+          ) -> tuple[JSONDict, list[JSONDict]]:
     """The ``condition`` transform of a clean kitchen task spec (see the module docstring)."""
     return apply_condition(condition, spec, options, execution_error=execution_error,
                            interruption=interruption, mission_update=mission_update)

@@ -2,7 +2,7 @@
 
 ``LongKitchen`` asks questions validated SAY_ONLY (runs without a judge);
 ``LongKitchenJudged`` has a judge check each answer against the kitchen's true state.
-Both ship the vocabulary-randomisation config ``randomization.yaml`` (``--randomized``).
+Both ship the name-randomization config ``randomization.yaml`` (``--randomized``).
 """
 
 from __future__ import annotations

@@ -23,16 +23,18 @@ extra state (``joint_target``, ``box_latched``, ``attached``, ``attach_q0``,
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import sapien
 import torch
+from mani_skill.envs.scene import ManiSkillScene
+from mani_skill.utils.building.articulation_builder import LinkBuilder
 from mani_skill.utils.registration import register_env
 from mani_skill.utils.structs.actor import Actor
 from mani_skill.utils.structs.articulation import Articulation
 from mani_skill.utils.structs.pose import Pose as MSPose
 
+from magma_core.simulation.data_structures.state_tree import StateTree
 from magma_core.simulation.envs import DefaultEnv
 from magma_scenarios.kitchen import world as w
 
@@ -53,11 +55,11 @@ BOX_COLOR = (0.35, 0.55, 0.6, 1.0)
 BOWL_COLORS = {"bowl_a": (0.9, 0.9, 0.85, 1.0), "bowl_b": (0.75, 0.75, 0.9, 1.0)}
 
 
-def _mat(color: tuple) -> Any:
+def _mat(color: tuple) -> sapien.render.RenderMaterial:
     return sapien.render.RenderMaterial(base_color=list(color))
 
 
-def _add_box(builder: Any, center: list, half: list, color: tuple, collision: bool = True,
+def _add_box(builder: LinkBuilder, center: list, half: list, color: tuple, collision: bool = True,
              grip: bool = False) -> None:
     pose = sapien.Pose(center)
     if collision:
@@ -81,7 +83,7 @@ def _open_box_parts(inner: tuple, wall: float, floor: tuple, top: float) -> list
     ]
 
 
-def build_drawer(scene: Any, name: str, y: float) -> Articulation:
+def build_drawer(scene: ManiSkillScene, name: str, y: float) -> Articulation:
     """A housing (fixed) and a tray on a prismatic joint that slides out along -x."""
     builder = scene.create_articulation_builder()
     housing = builder.create_link_builder()
@@ -114,7 +116,7 @@ def build_drawer(scene: Any, name: str, y: float) -> Articulation:
     return drawer
 
 
-def build_lidded_box(scene: Any, name: str) -> Articulation:
+def build_lidded_box(scene: ManiSkillScene, name: str) -> Articulation:
     """An open box (fixed) and a lid on a revolute joint along y at its far top edge."""
     builder = scene.create_articulation_builder()
     base = builder.create_link_builder()
@@ -152,7 +154,7 @@ class MagmaKitchenEnv(DefaultEnv):
         Other arguments go to :class:`~magma_core.simulation.envs.DefaultEnv`.
     """
 
-    def __init__(self, *args: Any, latched: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: object, latched: bool = False, **kwargs: object) -> None:
         if not isinstance(latched, bool):
             raise ValueError(f"latched must be a bool, got {latched!r}")
         self.start_latched = latched
@@ -323,7 +325,7 @@ class MagmaKitchenEnv(DefaultEnv):
         extra["joints"] = self.joint_positions()
         return extra
 
-    def get_magma_extra_state(self) -> dict[str, Any]:
+    def get_magma_extra_state(self) -> StateTree:
         return {
             "joint_target": self.joint_target.clone(),
             "box_latched": self.box_latched.clone(),
@@ -332,7 +334,7 @@ class MagmaKitchenEnv(DefaultEnv):
             "attach_s0": self.attach_s0.clone(),
         }
 
-    def set_magma_extra_state(self, state: dict[str, Any]) -> None:
+    def set_magma_extra_state(self, state: StateTree) -> None:
         for key in ("joint_target", "box_latched", "attached", "attach_q0", "attach_s0"):
             setattr(self, key, state[key].clone().to(self.device))
         self._apply_targets()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+import torch
 
 from magma_scenarios.kitchen import world as w
 
@@ -21,25 +22,25 @@ LIMITS = {"drawer_left": w.DRAWER_TRAVEL, "drawer_right": w.DRAWER_TRAVEL, "box"
 SPOT_CLEARANCE = 0.035
 
 
-def xyz(extra: Mapping[str, Any], name: str, env_id: int) -> tuple[float, float, float]:
+def xyz(extra: Mapping[str, torch.Tensor], name: str, env_id: int) -> tuple[float, float, float]:
     x, y, z = (float(v) for v in extra[name][env_id, :3])
     return x, y, z
 
 
-def joint(extra: Mapping[str, Any], name: str, env_id: int) -> float:
+def joint(extra: Mapping[str, torch.Tensor], name: str, env_id: int) -> float:
     """The joint position of ``name`` (a drawer: metres out; the box: lid radians)."""
     return float(extra["joints"][env_id, w.JOINTS.index(name)])
 
 
-def is_open(extra: Mapping[str, Any], name: str, env_id: int) -> bool:
+def is_open(extra: Mapping[str, torch.Tensor], name: str, env_id: int) -> bool:
     return joint(extra, name, env_id) >= OPEN_FRACTION * LIMITS[name]
 
 
-def is_closed(extra: Mapping[str, Any], name: str, env_id: int) -> bool:
+def is_closed(extra: Mapping[str, torch.Tensor], name: str, env_id: int) -> bool:
     return joint(extra, name, env_id) <= CLOSED_FRACTION * LIMITS[name]
 
 
-def _inside(extra: Mapping[str, Any], obj: str, container: str, env_id: int) -> bool:
+def _inside(extra: Mapping[str, torch.Tensor], obj: str, container: str, env_id: int) -> bool:
     ox, oy, oz = xyz(extra, obj, env_id)
     cx, cy, cz = xyz(extra, container, env_id)
     if container in w.BOWLS:
@@ -51,7 +52,7 @@ def _inside(extra: Mapping[str, Any], obj: str, container: str, env_id: int) -> 
     return abs(ox - cx) <= hx and abs(oy - cy) <= hy and cz < oz < cz + top
 
 
-def place_of(extra: Mapping[str, Any], name: str, env_id: int) -> str:
+def place_of(extra: Mapping[str, torch.Tensor], name: str, env_id: int) -> str:
     """The place of object or bowl ``name`` (see the module docstring)."""
     candidates = [c for c in (*w.BOWLS, w.BOX, *w.DRAWERS) if c != name and c in extra]
     for container in candidates:  # bowls first: the innermost container wins
@@ -65,7 +66,7 @@ def place_of(extra: Mapping[str, Any], name: str, env_id: int) -> str:
     return "hand" if z > 0.06 else "elsewhere"
 
 
-def chain(extra: Mapping[str, Any], name: str, env_id: int) -> list[str]:
+def chain(extra: Mapping[str, torch.Tensor], name: str, env_id: int) -> list[str]:
     """The places holding ``name``, innermost first (``["bowl_b", "drawer_right"]``)."""
     out: list[str] = []
     current = name
@@ -77,12 +78,12 @@ def chain(extra: Mapping[str, Any], name: str, env_id: int) -> list[str]:
         current = where
 
 
-def hidden(extra: Mapping[str, Any], name: str, env_id: int) -> bool:
+def hidden(extra: Mapping[str, torch.Tensor], name: str, env_id: int) -> bool:
     """Whether a closed drawer or the closed box holds ``name``."""
     return any(c in w.JOINTS and not is_open(extra, c, env_id) for c in chain(extra, name, env_id))
 
 
-def spots(extra: Mapping[str, Any], place: str, env_id: int) -> list[tuple[float, float, float]]:
+def spots(extra: Mapping[str, torch.Tensor], place: str, env_id: int) -> list[tuple[float, float, float]]:
     """Placing spots of ``place``: ``(x, y, floor z)``."""
     if place == "counter":
         return [(x, y, 0.0) for x, y in w.COUNTER_SPOTS]
@@ -95,7 +96,7 @@ def spots(extra: Mapping[str, Any], place: str, env_id: int) -> list[tuple[float
 
 
 def free_spot(
-    extra: Mapping[str, Any], place: str, env_id: int, others: Sequence[str]
+    extra: Mapping[str, torch.Tensor], place: str, env_id: int, others: Sequence[str]
 ) -> tuple[float, float, float] | None:
     """The first spot of ``place`` with nothing (object or bowl) within reach, else None."""
     occupied = [xyz(extra, o, env_id)[:2] for o in others if o in extra]

@@ -12,8 +12,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from magma_core.json_types import JSONValue
 from magma_core.simulation.data_structures import SituationInit, ToolCall
 from magma_core.simulation.tasks import (
     BaseTask,
@@ -32,7 +31,7 @@ from magma_scenarios.kitchen.world import ENV_ID, OBJECTS, PLACES
 ATTRIBUTES = {"objects": [o.name for o in OBJECTS], "places": list(PLACES)}
 
 
-def call(tool: str, **arguments: Any) -> ToolCallEvent:
+def call(tool: str, **arguments: JSONValue) -> ToolCallEvent:
     """One decision with one call."""
     return ToolCallEvent([ToolCall(tool, arguments)])
 

@@ -7,8 +7,6 @@ The answer is judged against ``fact`` (JUDGE), or any answer passes (``say_only=
 
 from __future__ import annotations
 
-from typing import Any
-
 from magma_core.simulation.data_structures import StageInput, UserInstruction
 from magma_core.simulation.stage import (
     BaseTaskStage,
@@ -43,6 +41,6 @@ class LookInside(BaseTaskStage):
             ),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"question": self.question, "fact": self.fact, "calls": self.calls,
                 "say_only": self.say_only}

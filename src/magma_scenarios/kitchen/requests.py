@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
+from magma_core.json_types import JSONValue
 from magma_core.simulation.data_structures import ToolCall
+from magma_core.simulation.stage import BaseStageEnvironmentTransition, BaseTaskStage
 from magma_core.simulation.tasks import (
     BaseRequest,
     MessageEvent,
@@ -102,7 +103,7 @@ def describe_place(where: str) -> str:
     return f"in {where}"
 
 
-def _call(tool: str, **arguments: Any) -> ToolCallEvent:
+def _call(tool: str, **arguments: JSONValue) -> ToolCallEvent:
     return ToolCallEvent([ToolCall(tool, arguments)])
 
 
@@ -150,7 +151,7 @@ def move(state: TaskState, obj: str, dest: str) -> list[TraceEvent]:
 
 
 def _stage(state: TaskState, text: str | None, events: list[TraceEvent], placements: dict,
-           last: bool, transition: Any = None) -> KitchenStage:
+           last: bool, transition: BaseStageEnvironmentTransition | None = None) -> KitchenStage:
     calls = sum(1 for e in events if isinstance(e, ToolCallEvent))
     return KitchenStage(text, calls, placements, _goal_joints(state), kept_out(state),
                         flag_answer_to_user=last, entry_transition=transition)
@@ -212,7 +213,7 @@ class _Moves(BaseRequest[dict]):
         names = ", ".join(params["objects"])
         return f"Done: {names} {describe_place(params['dest'])}."
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return self._plan(state, params)[0]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
@@ -302,7 +303,7 @@ class WhereIs(BaseRequest[dict]):
         fact = f"the {obj} is {describe_place(place(state, obj))}"
         return {"object": obj, "fact": fact, "text": f"Where is the {obj} now?"}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [LookInside(params["text"], params["fact"], 0, say_only=not self.judged)]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
@@ -340,7 +341,7 @@ class WhatInside(BaseRequest[dict]):
         events = _open(state, params["where"]) + [_call("detect_objects")] + _close_drawers(state)
         return events, state
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         calls = len(self._plan(state, params)[0])
         return [LookInside(params["text"], params["fact"], calls, say_only=not self.judged)]
 
@@ -369,7 +370,7 @@ class DrawerRule(BaseRequest[dict]):
     def sample_parameters(self, state: TaskState, rng: random.Random) -> dict:
         return {"text": self.TEXT}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [Acknowledge(params["text"])]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
@@ -402,7 +403,7 @@ class KeepOut(BaseRequest[dict]):
         return {"kind": kind, "container": container,
                 "text": f"From now on, keep the {kind}s out of {container}."}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [Acknowledge(params["text"])]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:

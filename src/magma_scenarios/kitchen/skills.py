@@ -9,7 +9,6 @@ skill with the call's message.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from magma_core.simulation.skills import BaseSkill, CallTick, MessTick, RobotToolStatus, SkillSpec
 from magma_scenarios.kitchen.world import JOINTS
@@ -70,4 +69,4 @@ class Fetch(BaseSkill, require_spec=False):
                         else f"Fetched the {obj}: it is on the counter.")
 
 
-SKILLS: dict[str, Any] = {"fetch": Fetch}
+SKILLS: dict[str, type[BaseSkill]] = {"fetch": Fetch}

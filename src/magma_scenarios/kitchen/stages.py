@@ -14,7 +14,6 @@ budget of ``calls`` tool calls (the reference solution's).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import torch
 
@@ -122,7 +121,7 @@ class KitchenStage(BaseTaskStage):
             entry_transition=entry_transition,
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {
             "instruction": self.instruction_text,
             "calls": self.calls,

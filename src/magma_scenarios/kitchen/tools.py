@@ -9,7 +9,7 @@ result. Task attributes: ``objects`` (what can be picked) and ``places`` (where 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from magma_core.simulation.data_structures import (
     EnvStateUpdate,
@@ -76,7 +76,7 @@ def lid_path(a_from: float, a_to: float) -> list:
     return [*out, "OPEN", _pose(end[0] - 0.05, y, end[1] + 0.05)]
 
 
-def kitchen_pick(pose7: Any) -> list:
+def kitchen_pick(pose7: Sequence[float]) -> list:
     """``tabletop.pick_trajectory`` with the grasp a little above the object's centre (the
     fingertips then stay clear of a container's floor)."""
     path = pick_trajectory(pose7)

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import encode_value
 from magma_scenarios.common.spec_edits import apply_condition
 from magma_scenarios.common.spec_edits import insert_stage as _insert_stage
@@ -46,15 +46,15 @@ RESUME = "Thanks. Now continue with what you were doing."
 # -- reading a spec ---------------------------------------------------------------------------
 
 
-def _is_action(entry: dict[str, Any]) -> bool:
+def _is_action(entry: JSONDict) -> bool:
     return _type(entry) in ACTION_TYPES
 
 
-def _in_progress(entry: dict[str, Any]) -> bool:
+def _in_progress(entry: JSONDict) -> bool:
     return _is_action(entry) and _args(entry)["instruction"] is None
 
 
-def _calls(entry: dict[str, Any]) -> int:
+def _calls(entry: JSONDict) -> int:
     """The reference tool calls of one stage."""
     args = _args(entry)
     if _type(entry) == OBJECTS_TO_ZONES:
@@ -65,11 +65,11 @@ def _calls(entry: dict[str, Any]) -> int:
     return 0
 
 
-def _attributes(spec: dict[str, Any]) -> dict[str, Any]:
+def _attributes(spec: JSONDict) -> JSONDict:
     return spec["initialization"]["situation"]["attributes"]
 
 
-def _segments(spec: dict[str, Any]) -> list[list[int]]:
+def _segments(spec: JSONDict) -> list[list[int]]:
     """For each stage, the indices of its reference-trace events (tool calls and the user
     events before them)."""
     events = spec["perfect_trace"]["events"]
@@ -89,11 +89,11 @@ def _segments(spec: dict[str, Any]) -> list[list[int]]:
     return out
 
 
-def _call(event: dict[str, Any]) -> dict[str, Any] | None:
+def _call(event: JSONDict) -> JSONDict | None:
     return event["calls"][0] if event["type"] == "tool_calls" and event["calls"] else None
 
 
-def _moves(events: list[dict[str, Any]]) -> Iterator[tuple[str, str | None]]:
+def _moves(events: list[JSONDict]) -> Iterator[tuple[str, str | None]]:
     """(cube, zone) for each place of a held cube along the trace's events, in order."""
     held = None
     for event in events:
@@ -107,12 +107,12 @@ def _moves(events: list[dict[str, Any]]) -> Iterator[tuple[str, str | None]]:
             held = None
 
 
-def _positions(events: list[dict[str, Any]], upto: int | None = None) -> dict[str, str | None]:
+def _positions(events: list[JSONDict], upto: int | None = None) -> dict[str, str | None]:
     """Where each cube is after the trace's events ``[:upto]`` (None: on the table)."""
     return dict(_moves(events[:upto]))
 
 
-def _fits(events: list[dict[str, Any]]) -> bool:
+def _fits(events: list[JSONDict]) -> bool:
     """Along the trace no zone ever holds more than ``ZONE_CAPACITY`` cubes, and every move
     takes a cube somewhere else (a perturbation must not make a later request moot)."""
     where: dict[str, str | None] = {}
@@ -125,30 +125,30 @@ def _fits(events: list[dict[str, Any]]) -> bool:
     return True
 
 
-def _forbidden(spec: dict[str, Any]) -> set[str]:
+def _forbidden(spec: JSONDict) -> set[str]:
     """Zones and cubes a rule of the task forbids (anywhere in the task)."""
     return {r["parameters"]["name"] for r in spec["requests"] if r["request_type"] == "ForbidRule"}
 
 
-def _moved_objects(spec: dict[str, Any], segment: list[int]) -> list[str]:
+def _moved_objects(spec: JSONDict, segment: list[int]) -> list[str]:
     events = spec["perfect_trace"]["events"]
     return [c["arguments"]["object"] for i in segment if (c := _call(events[i])) and c["name"] == "pick"]
 
 
 # -- editing a spec ---------------------------------------------------------------------------
-def _entry(stage_type: str, arguments: dict[str, Any], request_type: str | None = None) -> dict[str, Any]:
+def _entry(stage_type: str, arguments: JSONDict, request_type: str | None = None) -> JSONDict:
     return {"request_type": request_type, "spec": {"type": stage_type, "arguments": arguments},
             "flag_answer_to_user": False, "reset_at_end": False}
 
 
-def _objects_to_zones(placements: dict[str, str], instruction: str | None) -> dict[str, Any]:
+def _objects_to_zones(placements: dict[str, str], instruction: str | None) -> JSONDict:
     return {"placements": placements, "instruction": instruction, "flag_answer_to_user": False,
             "reset_at_end": False, "entry_transition": None, "errors": [], "extra_calls": 0,
             "moves": len(placements), "additive": False}
 
 
 # -- the conditions ---------------------------------------------------------------------------
-def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
+def execution_error(spec: JSONDict, at: int) -> list[JSONDict]:
     """Inject a grasp slip in the first ``ObjectsToZones`` stage from ``at``; the trace grasps
     twice."""
     segments = _segments(spec)
@@ -164,7 +164,7 @@ def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     raise ValueError(f"no ObjectsToZones stage with a grasp from stage {at}")
 
 
-def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
+def interruption(spec: JSONDict, at: int) -> list[JSONDict]:
     """A direct instruction (or question) after an action stage; the work then resumes."""
     stages = spec["stages"]
     index = next((i for i in range(at, len(stages) - 1)
@@ -180,7 +180,7 @@ def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
         args = _args(entry)
         used |= set(args.get("placements", {})) | set(args.get("objects", []))
     free = [o for o in attributes["objects"] if o not in used and o not in _forbidden(spec)]
-    inserted: list[dict[str, Any]] | None = None
+    inserted: list[JSONDict] | None = None
     if free:
         after = stages[index + 1]
         targets = set(_args(after).get("placements", {}).values()) | {_args(after).get("zone")}
@@ -208,7 +208,7 @@ def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     return [{"type": "interruption", "injected_at_stage": index + 1, "relevant_at_stage": index + 1}]
 
 
-def _move(obj: str, zone: str) -> list[dict[str, Any]]:
+def _move(obj: str, zone: str) -> list[JSONDict]:
     return [
         {"type": "tool_calls", "calls": [{"name": "pick", "arguments": {"object": obj},
                                           "target_robot_name": None}]},
@@ -217,7 +217,7 @@ def _move(obj: str, zone: str) -> list[dict[str, Any]]:
     ]
 
 
-def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, Any]]:
+def mission_update(spec: JSONDict, at: int, lag: int) -> list[JSONDict]:
     """At the first stage in progress after ``at``, the user moves the cube of the stage
     ``lag`` stages later to another zone (see the module docstring)."""
     stages = spec["stages"]
@@ -251,8 +251,8 @@ def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, An
     raise ValueError(f"no stage in progress after stage {at} can take a mission update with lag {lag}")
 
 
-def _updated_trace(spec: dict[str, Any], segment: list[int], obj: str, old: str,
-                   new: str) -> list[dict[str, Any]] | None:
+def _updated_trace(spec: JSONDict, segment: list[int], obj: str, old: str,
+                   new: str) -> list[JSONDict] | None:
     """The trace with ``obj`` placed in ``new`` instead of ``old`` in ``segment``, and the
     request's closing message saying so; None if the segment has no such place."""
     events = copy.deepcopy(spec["perfect_trace"]["events"])
@@ -274,8 +274,8 @@ def _updated_trace(spec: dict[str, Any], segment: list[int], obj: str, old: str,
     return events
 
 
-def apply(condition: str, spec: dict[str, Any], options: dict[str, Any]
-          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def apply(condition: str, spec: JSONDict, options: JSONDict
+          ) -> tuple[JSONDict, list[JSONDict]]:
     """The ``condition`` transform of a clean sorting task spec (see the module docstring)."""
     return apply_condition(condition, spec, options, execution_error=execution_error,
                            interruption=interruption, mission_update=mission_update)

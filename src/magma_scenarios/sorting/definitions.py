@@ -2,7 +2,7 @@
 
 ``LongSorting`` asks questions validated SAY_ONLY (runs without a judge);
 ``LongSortingJudged`` has a judge check each answer against the table's true state.
-Both ship the vocabulary-randomisation config ``randomization.yaml`` (``--randomized``).
+Both ship the name-randomization config ``randomization.yaml`` (``--randomized``).
 """
 
 from __future__ import annotations

@@ -15,8 +15,6 @@ described in :mod:`magma_scenarios.sorting.world`.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import sapien
 import torch
@@ -65,10 +63,10 @@ class MagmaSortingEnv(DefaultEnv):
 
     def __init__(
         self,
-        *args: Any,
+        *args: object,
         num_cubes: int = DEFAULT_NUM_CUBES,
         num_zones: int = DEFAULT_NUM_ZONES,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         check_counts(num_cubes, num_zones)
         self.cube_names: list[str] = cube_names(num_cubes)
@@ -140,7 +138,7 @@ class MagmaSortingDuoEnv(MagmaSortingEnv):
 
     layout = DUO
 
-    def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: Any):
+    def __init__(self, *args: object, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: object):
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
 
 

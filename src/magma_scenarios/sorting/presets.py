@@ -12,8 +12,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import SituationInit, ToolCall
 from magma_core.simulation.tasks import (
     BaseTask,
@@ -29,7 +28,7 @@ from magma_scenarios.sorting.world import DUO_ENV_ID, ENV_ID, cube_names, zone_n
 ROBOT = "panda"
 
 
-def _calls(*calls: tuple[str, str, dict[str, Any]]) -> ToolCallEvent:
+def _calls(*calls: tuple[str, str, JSONDict]) -> ToolCallEvent:
     """One decision: ``(robot, tool, arguments)`` per call."""
     return ToolCallEvent([ToolCall(tool, arguments, robot) for robot, tool, arguments in calls])
 

@@ -11,16 +11,16 @@
 
 Requests respect the forbidden objects and areas of earlier rules and never put more than
 ``ZONE_CAPACITY`` cubes in one zone. Names in instructions are attribute values
-(``red_cube``, ``zone_b``), so vocabulary randomisation translates them.
+(``red_cube``, ``zone_b``), so name randomization translates them.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from typing import Any
 
 from magma_core.simulation.data_structures import ToolCall
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks import (
     BaseRequest,
     ForbidConstraint,
@@ -113,7 +113,7 @@ class SortCube(BaseRequest[dict]):
                 return (params["object"], params["zone"], str(index))
         return (params["object"], params["zone"], "?")
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [ObjectsToZones({params["object"]: params["zone"]}, params["text"], True)]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
@@ -148,7 +148,7 @@ class _MoveGroup(BaseRequest[dict]):
     def sample_parameters(self, state: TaskState, rng: random.Random) -> dict:
         return self._parameters(rng.choice(self._options(state)))
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         todo, zone = params["objects"], params[self.zone_key]
         return [
             CountInZone(todo, zone, k, params["text"] if k == 1 else None, k == len(todo))
@@ -246,7 +246,7 @@ class ForbidRule(BaseRequest[dict]):
                 else f"From now on, do not touch the {name}.")
         return {"kind": kind, "name": name, "text": text}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [Acknowledge(params["text"])]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
@@ -275,7 +275,7 @@ class TableQuestion(BaseRequest[dict]):
         fact = f"the {obj} is in {zone}" if zone else f"the {obj} is not in any zone"
         return {"object": obj, "fact": fact, "text": f"Where is the {obj} now?"}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         rule = f"The answer says that {params['fact']}."
         return [AnswerQuestion(params["text"], rule, say_only=not self.judged)]
 
@@ -315,7 +315,7 @@ class ChangeTarget(BaseRequest[dict]):
                 "text": f"Put the {a} and then the {b} in {first}.",
                 "change": f"Actually, put them both in {second} instead."}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         a, b = params["objects"]
         return [
             ObjectsToZones({a: params["first"]}, params["text"]),

@@ -18,9 +18,9 @@ forbidden zone, so a later breach of the rule fails the stage.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from magma_core.simulation.goals import NotAt
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks import BaseRequest, MessageEvent, TaskState, TraceEvent, UserEvent
 from magma_scenarios.common.stages import ZONE_THRESH, ObjectsToZones
 from magma_scenarios.sorting.requests import (
@@ -60,7 +60,7 @@ class GuardedObjectsToZones(ObjectsToZones):
             for obj in objects:
                 self.goals.append(NotAt(obj, zone, strict=True, thresh=ZONE_THRESH))
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"placements": self.placements, "instruction": self.instruction_text,
                 "flag_answer_to_user": self.stage_input.flag_answer_to_user, "kept": self.kept,
                 "closed": self.closed, "objects": self.all_objects, "zones": self.all_zones}
@@ -141,7 +141,7 @@ class SortByRule(BaseRequest[dict]):
         obj, zone = rng.choice(self._options(state))
         return {"object": obj, "zone": zone, "text": f"Put the {obj} where it belongs."}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [guarded_move(state, params["object"], params["zone"], params["text"])]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
@@ -168,7 +168,7 @@ class VagueRequest(BaseRequest[dict]):
     def sample_parameters(self, state: TaskState, rng: random.Random) -> dict:
         return {"object": rng.choice(self._options(state))}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [MissingInformationStage(f"Put the {params['object']} away.", "zone",
                                         say_only=self.say_only)]
 
@@ -190,7 +190,7 @@ class ForbiddenZoneRequest(BaseRequest[dict]):
         return {"object": rng.choice(free_objects(state)),
                 "zone": rng.choice(state.properties["forbidden_areas"])}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         zone = params["zone"]
         return [ForbiddenElemStage(f"Put the {params['object']} in {zone}.", zone,
                                    f"never use {zone}", say_only=self.say_only)]
@@ -205,5 +205,5 @@ class GuardedSortCube(SortCube):
 
     request_type = "SortCube"
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [guarded_move(state, params["object"], params["zone"], params["text"])]

@@ -15,8 +15,7 @@ In the interruption presets the first stage ends when the first cube is in place
 
 from __future__ import annotations
 
-from typing import Any
-
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import SituationInit, ToolCall
 from magma_core.simulation.tasks import (
     BaseTask,
@@ -25,6 +24,7 @@ from magma_core.simulation.tasks import (
     ToolCallEvent,
     UserEvent,
 )
+from magma_core.simulation.tasks.perfect_trace import TraceEvent
 from magma_scenarios.common.stages import ObjectsToZones
 from magma_scenarios.sorting.skills import ClearZone, SortAll
 from magma_scenarios.sorting.tools import SortingTools
@@ -34,7 +34,7 @@ ROBOT = "panda"
 REQUEST = "Put every cube in zone_c."
 
 
-def _call(tool: str, arguments: dict[str, Any], robot: str = ROBOT) -> ToolCallEvent:
+def _call(tool: str, arguments: JSONDict, robot: str = ROBOT) -> ToolCallEvent:
     return ToolCallEvent([ToolCall(tool, arguments, robot)])
 
 
@@ -65,7 +65,7 @@ def _all_in(zone: str) -> dict[str, str]:
     return {cube: zone for cube in ("red_cube", "green_cube", "blue_cube")}
 
 
-def _interrupted(instruction: str, *answer: Any) -> PerfectTrace:
+def _interrupted(instruction: str, *answer: TraceEvent) -> PerfectTrace:
     """``REQUEST`` answered by ``sort_all``; ``instruction`` interrupts it; ``answer`` follows."""
     return PerfectTrace([UserEvent(REQUEST), _sort_all("all", "zone_c"), UserEvent(instruction),
                          *answer])

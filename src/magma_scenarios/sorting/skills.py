@@ -7,7 +7,6 @@ meanwhile is taken into account; a failed call ends the skill with the call's me
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from magma_core.simulation.skills import BaseSkill, CallTick, MessTick, RobotToolStatus, SkillSpec
 
@@ -107,4 +106,4 @@ class ClearZone(_MoveCubes):
         return f"{self.arguments['zone']} is clear"
 
 
-SKILLS: dict[str, Any] = {"sort_all": SortAll, "clear_zone": ClearZone}
+SKILLS: dict[str, type[BaseSkill]] = {"sort_all": SortAll, "clear_zone": ClearZone}

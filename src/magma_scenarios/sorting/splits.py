@@ -21,7 +21,6 @@ construction, and ``magma_core.bench.splits`` checks it by code all the same.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from magma_core.simulation.tasks.generated import GeneratedTask
 from magma_scenarios.sorting.definitions import LongSorting, ShortSorting
@@ -102,7 +101,7 @@ class PerturbedPairSortingTrain(PairSortingTrain):
 
     name = "PerturbedPairSortingTrain"
 
-    def generate(self, seed: int, **options: Any) -> GeneratedTask:
+    def generate(self, seed: int, **options: object) -> GeneratedTask:
         task = super().generate(seed, **options)
         condition = TRAINING_CONDITIONS[seed % len(TRAINING_CONDITIONS)]
         if condition == "clean":

@@ -19,7 +19,6 @@ from __future__ import annotations
 import random
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Any
 
 from magma_core.simulation.data_structures import (
     Observation,
@@ -53,10 +52,10 @@ class OneShotToolFailureError(BaseError):
         self.failure_probability = float(failure_probability)
         self.failure_count = failure_count
 
-    def initialize(self, obs: Observation, env_id: int) -> dict[str, Any]:
+    def initialize(self, obs: Observation, env_id: int) -> dict[str, object]:
         return {"remaining": self.failure_count, "calls": 0, "seed": int(env_id)}
 
-    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, Any]) -> bool:
+    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, object]) -> bool:
         args.setdefault("remaining", self.failure_count)
         calls = args.get("calls", 0)
         args["calls"] = calls + 1
@@ -69,7 +68,7 @@ class OneShotToolFailureError(BaseError):
         name = tool_execution.function_name or "tool"
         return _fail(tool_execution, f"The {name} call failed; it may work if you try again.")
 
-    def get_description(self, args: dict[str, Any] | None) -> str:
+    def get_description(self, args: dict[str, object] | None) -> str:
         return "A tool call may fail once; trying again can work."
 
 
@@ -83,7 +82,7 @@ class GraspFailureError(BaseError):
     def choose_targets(self, obs: Observation, env_id: int) -> list[str] | None:
         """The targets for this trajectory (None: bind at the first grasp)."""
 
-    def initialize(self, obs: Observation, env_id: int) -> dict[str, Any] | None:
+    def initialize(self, obs: Observation, env_id: int) -> dict[str, object] | None:
         targets = self.choose_targets(obs, env_id)
         return None if targets is None else {"targets": list(targets)}
 
@@ -91,10 +90,10 @@ class GraspFailureError(BaseError):
         """Targets when none were chosen up front: the first one the agent acts on."""
         return [target]
 
-    def failures_left(self, args: dict[str, Any]) -> bool:
+    def failures_left(self, args: dict[str, object]) -> bool:
         return True
 
-    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, Any]) -> bool:
+    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, object]) -> bool:
         target = (tool_execution.context or {}).get(self.context_key)
         if target is None:
             return False
@@ -116,14 +115,14 @@ class RequestedObjectGraspFailureError(GraspFailureError):
     def choose_targets(self, obs: Observation, env_id: int) -> list[str] | None:
         return self.objects
 
-    def failures_left(self, args: dict[str, Any]) -> bool:
+    def failures_left(self, args: dict[str, object]) -> bool:
         used = args.get("failures", 0)
         if used >= self.failure_count:
             return False
         args["failures"] = used + 1
         return True
 
-    def get_description(self, args: dict[str, Any] | None) -> str:
+    def get_description(self, args: dict[str, object] | None) -> str:
         return "An object may be impossible to grasp for a while."
 
 
@@ -137,17 +136,17 @@ class MaskedObjectError(BaseError):
             raise TypeError("MaskedObjectError.objects is a list of names")
         self.objects = list(objects)
 
-    def initialize(self, obs: Observation, env_id: int) -> dict[str, Any]:
+    def initialize(self, obs: Observation, env_id: int) -> dict[str, object]:
         return {"masked": list(self.objects)}
 
-    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, Any]) -> bool:
+    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, object]) -> bool:
         target = (tool_execution.context or {}).get(self.context_key)
         if target is None or target not in args.get("masked", self.objects):
             return False
         tool_execution.reason_is_public = True
         return _fail(tool_execution, f"{target} was not detected.")
 
-    def apply_post_verif(self, tool_result: ToolResult, args: dict[str, Any]) -> bool:
+    def apply_post_verif(self, tool_result: ToolResult, args: dict[str, object]) -> bool:
         masked = args.get("masked", self.objects)
         head, sep, body = tool_result.reason.partition(": ")
         if not sep or not masked:
@@ -159,5 +158,5 @@ class MaskedObjectError(BaseError):
         tool_result.reason = f"{head}: {', '.join(kept) or 'nothing'}."
         return True
 
-    def get_description(self, args: dict[str, Any] | None) -> str:
+    def get_description(self, args: dict[str, object] | None) -> str:
         return "Some objects may not be perceived."

@@ -5,8 +5,6 @@ element). Both are text-only, one decision: a judge checks the reply (``JUDGE``)
 
 from __future__ import annotations
 
-from typing import Any
-
 from magma_core.simulation.data_structures import StageInput, UserInstruction
 from magma_core.simulation.stage import BaseTaskStage, StageGlobalParameters, TextOnlyValidationMode
 
@@ -45,7 +43,7 @@ class MissingInformationStage(_TextReply):
         self._setup(instruction, f"Ask the user for the missing {missing}.",
                     f"The model does not act and asks the user {asked}.", say_only, reset_at_end)
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"instruction": self.instruction_text, "missing": self.missing,
                 "expected_clarification": self.expected_clarification, "say_only": self.say_only,
                 "reset_at_end": self.global_parameters.reset_at_end}
@@ -62,6 +60,6 @@ class ForbiddenElemStage(_TextReply):
                     f"The model refuses to use {element} because of the rule: {rule}",
                     say_only, reset_at_end)
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"instruction": self.instruction_text, "element": self.element, "rule": self.rule,
                 "say_only": self.say_only, "reset_at_end": self.global_parameters.reset_at_end}

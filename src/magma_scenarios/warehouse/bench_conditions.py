@@ -25,8 +25,8 @@ Options (from the suite spec): ``at``, ``lag``. A transform that does not apply 
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import encode_value
 from magma_scenarios.common.spec_edits import apply_condition
 from magma_scenarios.common.spec_edits import insert_stage as _insert_stage
@@ -45,15 +45,15 @@ RESUME = "Thanks. Now continue with what you were doing."
 # -- reading a spec ---------------------------------------------------------------------------
 
 
-def _is_action(entry: dict[str, Any]) -> bool:
+def _is_action(entry: JSONDict) -> bool:
     return entry["spec"]["type"] == DELIVER
 
 
-def _in_progress(entry: dict[str, Any]) -> bool:
+def _in_progress(entry: JSONDict) -> bool:
     return _is_action(entry) and _args(entry)["instruction"] is None
 
 
-def _stage_calls(entry: dict[str, Any]) -> int:
+def _stage_calls(entry: JSONDict) -> int:
     """The reference tool calls of one stage (a jammed call included)."""
     if not _is_action(entry):
         return 0
@@ -61,7 +61,7 @@ def _stage_calls(entry: dict[str, Any]) -> int:
     return args["calls"] + args["extra_calls"] + len(args["errors"])
 
 
-def _segments(spec: dict[str, Any]) -> list[list[int]]:
+def _segments(spec: JSONDict) -> list[list[int]]:
     """For each stage, the indices of its trace events (tool calls and the user events
     before them)."""
     events = spec["perfect_trace"]["events"]
@@ -81,12 +81,12 @@ def _segments(spec: dict[str, Any]) -> list[list[int]]:
     return out
 
 
-def _calls(events: list[dict[str, Any]]) -> list[Call]:
+def _calls(events: list[JSONDict]) -> list[Call]:
     return [(c["target_robot_name"], c["name"], c["arguments"])
             for e in events if e["type"] == "tool_calls" for c in e["calls"]]
 
 
-def _valid(events: list[dict[str, Any]]) -> bool:
+def _valid(events: list[JSONDict]) -> bool:
     try:
         replay(_calls(events))
     except ValueError:
@@ -94,12 +94,12 @@ def _valid(events: list[dict[str, Any]]) -> bool:
     return True
 
 
-def _decision(*calls: Call) -> dict[str, Any]:
+def _decision(*calls: Call) -> JSONDict:
     return {"type": "tool_calls", "calls": [{"name": tool, "arguments": dict(args),
                                             "target_robot_name": robot} for robot, tool, args in calls]}
 
 
-def _used_boxes(spec: dict[str, Any]) -> set[str]:
+def _used_boxes(spec: JSONDict) -> set[str]:
     used = {b for _, tool, args in _calls(spec["perfect_trace"]["events"]) if tool == "pick"
             for b in [args.get("object")]}
     for entry in spec["stages"]:
@@ -109,18 +109,18 @@ def _used_boxes(spec: dict[str, Any]) -> set[str]:
 
 
 # -- editing a spec ---------------------------------------------------------------------------
-def _entry(stage_type: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _entry(stage_type: str, arguments: JSONDict) -> JSONDict:
     return {"request_type": None, "spec": {"type": stage_type, "arguments": arguments},
             "flag_answer_to_user": False, "reset_at_end": False}
 
 
-def _deliver(placements: dict[str, str], instruction: str | None, calls: int) -> dict[str, Any]:
+def _deliver(placements: dict[str, str], instruction: str | None, calls: int) -> JSONDict:
     return {"placements": placements, "instruction": instruction, "calls": calls, "deadline": None,
             "flag_answer_to_user": False, "errors": [], "extra_calls": 0}
 
 
 # -- the conditions ---------------------------------------------------------------------------
-def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
+def execution_error(spec: JSONDict, at: int) -> list[JSONDict]:
     """Jam the first arm to move in the first ``Deliver`` stage from ``at`` (see the module)."""
     segments = _segments(spec)
     events = spec["perfect_trace"]["events"]
@@ -139,7 +139,7 @@ def execution_error(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     raise ValueError(f"no Deliver stage with a motion from stage {at}")
 
 
-def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
+def interruption(spec: JSONDict, at: int) -> list[JSONDict]:
     """A direct order (or a question) after an action stage; the work then resumes."""
     stages = spec["stages"]
     index = next((i for i in range(at, len(stages) - 1)
@@ -150,7 +150,7 @@ def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     events = spec["perfect_trace"]["events"]
     position = segments[index][-1] + 1
     where = replay(_calls(events[:position]), finished=False)
-    inserted: list[dict[str, Any]] | None = None
+    inserted: list[JSONDict] | None = None
     used = _used_boxes(spec)
     for box in (b for b in BOXES if b not in used and where.get(b) and side_of(where[b])):
         robot = side_of(where[box])
@@ -177,7 +177,7 @@ def interruption(spec: dict[str, Any], at: int) -> list[dict[str, Any]]:
     return [{"type": "interruption", "injected_at_stage": index + 1, "relevant_at_stage": index + 1}]
 
 
-def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, Any]]:
+def mission_update(spec: JSONDict, at: int, lag: int) -> list[JSONDict]:
     """At the first stage in progress after ``at``, the box of the stage ``lag`` stages
     later goes to another empty slot of its side (see the module docstring)."""
     stages = spec["stages"]
@@ -211,7 +211,7 @@ def mission_update(spec: dict[str, Any], at: int, lag: int) -> list[dict[str, An
     raise ValueError(f"no stage in progress after stage {at} can take a mission update with lag {lag}")
 
 
-def _updated_trace(spec: dict[str, Any], event: int, old: str, new: str, last: int) -> list[dict[str, Any]]:
+def _updated_trace(spec: JSONDict, event: int, old: str, new: str, last: int) -> list[JSONDict]:
     """The trace with the place into ``old`` at ``event`` going to ``new``, and the request's
     closing message saying so."""
     events = copy.deepcopy(spec["perfect_trace"]["events"])
@@ -224,8 +224,8 @@ def _updated_trace(spec: dict[str, Any], event: int, old: str, new: str, last: i
     return events
 
 
-def apply(condition: str, spec: dict[str, Any], options: dict[str, Any]
-          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def apply(condition: str, spec: JSONDict, options: JSONDict
+          ) -> tuple[JSONDict, list[JSONDict]]:
     """The ``condition`` transform of a clean warehouse task spec (see the module docstring)."""
     return apply_condition(condition, spec, options, execution_error=execution_error,
                            interruption=interruption, mission_update=mission_update)

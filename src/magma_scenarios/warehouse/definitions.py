@@ -2,7 +2,7 @@
 
 ``WarehouseOrders`` asks stock questions validated SAY_ONLY (runs without a judge);
 ``WarehouseOrdersJudged`` has a judge check each answer against the true layout. Both ship
-the vocabulary-randomisation config ``randomization.yaml`` (``--randomized``).
+the name-randomization config ``randomization.yaml`` (``--randomized``).
 """
 
 from __future__ import annotations

@@ -14,8 +14,6 @@ tensors and the TCP poses (``tcp``, ``tcp_0``, ``tcp_1``).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import sapien
 import torch
@@ -23,6 +21,7 @@ from mani_skill.utils.registration import register_env
 from mani_skill.utils.structs.actor import Actor
 from mani_skill.utils.structs.pose import Pose as MSPose
 
+from magma_core.simulation.data_structures.state_tree import StateTree
 from magma_core.simulation.envs import DefaultEnv
 from magma_scenarios.warehouse.world import (
     BOX_COLORS,
@@ -58,7 +57,7 @@ def initial_occupant() -> list[int]:
 class MagmaWarehouseEnv(DefaultEnv):
     """Two Pandas sharing a row of slots; see the module docstring."""
 
-    def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: Any):
+    def __init__(self, *args: object, robot_uids: tuple[str, ...] = ("panda", "panda"), **kwargs: object):
         self.boxes: dict[str, Actor] = {}
         self.slots: dict[str, Actor] = {}
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
@@ -105,10 +104,10 @@ class MagmaWarehouseEnv(DefaultEnv):
                 slot.set_pose(MSPose.create_from_pq(xyz))
             self.occupant[env_idx] = torch.tensor(initial_occupant(), dtype=torch.int64)
 
-    def get_magma_extra_state(self) -> dict[str, Any]:
+    def get_magma_extra_state(self) -> StateTree:
         # one leaf per slot: a tool's state update changes only the slot it touched
         return {f"occupant_{slot}": self.occupant[:, i].clone() for i, slot in enumerate(SLOTS)}
 
-    def set_magma_extra_state(self, state: dict[str, Any]) -> None:
+    def set_magma_extra_state(self, state: StateTree) -> None:
         columns = [state[f"occupant_{slot}"].to(self.device) for slot in SLOTS]
         self.occupant = torch.stack(columns, dim=1).to(torch.int64)

@@ -8,13 +8,12 @@ transforms use it to keep every reference trace valid.
 
 from __future__ import annotations
 
-from typing import Any
-
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import ToolCall
 from magma_core.simulation.tasks import ToolCallEvent
 from magma_scenarios.warehouse.world import HANDOVERS, INITIAL, REACH, ROBOTS, SLOTS, side_of
 
-Call = tuple[str, str, dict[str, Any]]
+Call = tuple[str, str, JSONDict]
 Decision = list[Call]
 
 

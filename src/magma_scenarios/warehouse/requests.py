@@ -9,14 +9,14 @@
 
 The task state's relation ``box_slot`` says where each box is; every request's trace is
 checked with :func:`~magma_scenarios.warehouse.plans.replay`. Names in instructions are
-attribute values (``red_box``, ``dock_a``), so vocabulary randomisation translates them.
+attribute values (``red_box``, ``dock_a``), so name randomization translates them.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
 
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks import BaseRequest, MessageEvent, TaskState, TraceEvent, UserEvent
 from magma_scenarios.common.stages import AnswerQuestion
 from magma_scenarios.warehouse import plans
@@ -60,7 +60,7 @@ class MoveOrder(BaseRequest[dict]):
         text = rng.choice(self.TEMPLATES).format(b=box, s=slot, n=deadline)
         return {"object": box, "source": source, "slot": slot, "deadline": deadline, "text": text}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         return [Deliver({params["object"]: params["slot"]}, params["text"], 2, params["deadline"], True)]
 
     def perfect_trace(self, state: TaskState, params: dict) -> list[TraceEvent]:
@@ -100,7 +100,7 @@ class Transfer(BaseRequest[dict]):
         return {"object": box, "source": source, "slot": slot,
                 "text": rng.choice(self.TEMPLATES).format(b=box, s=slot)}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         box = params["object"]
         return [Deliver({box: ANY_HANDOVER}, params["text"], 2),
                 Deliver({box: params["slot"]}, None, 2, None, True)]
@@ -136,7 +136,7 @@ class SwapBoxes(BaseRequest[dict]):
         return {"a": a, "slot_a": sa, "b": b, "slot_b": sb,
                 "text": f"Swap the {first} and the {second}."}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         a, b = params["a"], params["b"]
         return [Deliver({a: ANY_HANDOVER, b: ANY_HANDOVER}, params["text"], 4),
                 Deliver({a: params["slot_b"], b: params["slot_a"]}, None, 4, None, True)]
@@ -181,7 +181,7 @@ class StockQuestion(BaseRequest[dict]):
         return {"kind": kind, "text": "Which slots are empty right now?",
                 "fact": "the empty slots are " + ", ".join(empty)}
 
-    def create_stages(self, state: TaskState, params: dict) -> list[Any]:
+    def create_stages(self, state: TaskState, params: dict) -> list[BaseTaskStage]:
         rule = f"The answer says that {params['fact']}."
         return [AnswerQuestion(params["text"], rule, say_only=not self.judged)]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import torch
 
@@ -79,7 +78,7 @@ class Deliver(BaseTaskStage):
             error_parameters=StageErrorParameters(errors, len(errors), len(errors)),
         )
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {
             "placements": self.placements,
             "instruction": self.instruction_text,

@@ -16,7 +16,6 @@ with the arm back over its own dock; other motions of the two arms run at the sa
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from magma_core.simulation.data_structures import (
     EnvStateUpdate,
@@ -92,7 +91,7 @@ class Jam(BaseError):
     def get_name(self) -> str:
         return f"Jam[{self.robot}]"
 
-    def initialize(self, obs: Observation, env_id: int) -> dict[str, Any]:
+    def initialize(self, obs: Observation, env_id: int) -> dict[str, object]:
         return {"cleared": False}
 
     def apply_pre_exec(self, tool_execution: ToolExecution, args: dict) -> bool | None:

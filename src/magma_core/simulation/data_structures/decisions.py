@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from magma_core.json_types import JSONDict
 
 
 @dataclass
@@ -11,14 +12,14 @@ class ToolCall:
     """One tool call aimed at one robot."""
 
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JSONDict = field(default_factory=dict)
     target_robot_name: str | None = None
 
     def to_function_string(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
         return f"{self.name}({args})"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "name": self.name,
             "arguments": dict(self.arguments),
@@ -28,7 +29,7 @@ class ToolCall:
 
 @dataclass
 class RefusedToolCall(ToolCall):
-    """A call refused before the engine runs it (e.g. by the public vocabulary): the engine
+    """A call refused before the engine runs it (e.g. by the public names): the engine
     records it as a failed call with ``reason``, counted like any bad call."""
 
     reason: str = "The call was refused."
@@ -44,7 +45,7 @@ class Decision:
     def has_tool_calls(self) -> bool:
         return bool(self.tool_calls)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"say": self.say, "tool_calls": [c.to_dict() for c in self.tool_calls]}
 
 
@@ -58,7 +59,7 @@ class DecisionError:
 
     code: str
     message: str
-    raw: Any = None
+    raw: object = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"code": self.code, "message": self.message}

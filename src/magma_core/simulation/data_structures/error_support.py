@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any
 
 BASE_ERROR = ("magma_core.simulation.errors.base", "BaseError")
 
 
-def is_error_type(value: Any) -> bool:
+def is_error_type(value: object) -> bool:
     """Whether ``value`` is a subclass of ``magma_core.simulation.errors.BaseError``."""
     return inspect.isclass(value) and any(
         (c.__module__, c.__qualname__) == BASE_ERROR for c in value.__mro__
     )
 
 
-def check_no_argument_error_type(error_type: Any) -> None:
+def check_no_argument_error_type(error_type: type) -> None:
     """``TypeError`` unless ``error_type`` is a ``BaseError`` subclass constructible without args."""
     if not is_error_type(error_type):
         raise TypeError(f"An error type must be a BaseError subclass, got {error_type!r}")

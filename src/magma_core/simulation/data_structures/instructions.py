@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 
 
@@ -30,8 +30,8 @@ class Instruction:
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is type(self)
-            and self.content == other.content  # type: ignore[attr-defined]
-            and self.has_constraint == other.has_constraint  # type: ignore[attr-defined]
+            and self.content == other.content
+            and self.has_constraint == other.has_constraint
         )
 
     def __hash__(self) -> int:
@@ -40,14 +40,14 @@ class Instruction:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.content!r})"
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"content": self.content, "has_constraint": self.has_constraint}
 
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         return object_to_spec(self, self._to_spec_arguments())
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> Instruction:
+    def from_spec(cls, spec: JSONDict) -> Instruction:
         return object_from_spec(spec, cls)
 
 
@@ -71,7 +71,7 @@ class EmptyInstruction(Instruction):
     def is_empty(self) -> bool:
         return True
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {}
 
 
@@ -80,14 +80,14 @@ class StatusInstruction(Instruction):
 
     role = "SYSTEM"
 
-    def __init__(self, status: dict[str, Any]) -> None:
+    def __init__(self, status: JSONDict) -> None:
         super().__init__(json.dumps(status, default=str))
         self.status = dict(status)
 
     def to_string(self) -> str:
         return str(self.status.get("infos") or self.status.get("error") or self.content)
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"status": self.status}
 
 
@@ -95,11 +95,11 @@ class StatusReturn(StatusInstruction):
     """The predecessor's name for :class:`StatusInstruction` (``timestamp`` is accepted and
     kept, never used)."""
 
-    def __init__(self, status: dict[str, Any], timestamp: int = 0) -> None:
+    def __init__(self, status: JSONDict, timestamp: int = 0) -> None:
         super().__init__(status)
         self.timestamp = timestamp
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"status": self.status, "timestamp": self.timestamp}
 
 
@@ -113,7 +113,7 @@ class TemplateInstruction(Instruction):
     role = "USER"
 
     def __init__(
-        self, template: dict[str, Any], context: str, timestamp: int = 0,
+        self, template: JSONDict, context: str, timestamp: int = 0,
         content: str | None = None,
     ) -> None:
         if not isinstance(template, dict):
@@ -128,7 +128,7 @@ class TemplateInstruction(Instruction):
             raise ValueError("TemplateInstruction content must be a non-empty string")
         self.content, self._filled = text, True
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {
             "template": self.template, "context": self.context, "timestamp": self.timestamp,
             "content": self.content if self._filled else None,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Any
 
 import torch
 
+from magma_core.json_types import JSONValue
 
-def jsonable(value: Any) -> Any:
+
+def jsonable(value: object) -> JSONValue:
     """``value`` as JSON-compatible data: tensors become lists, enums their values, objects
     with ``to_dict`` their dicts, non-finite floats the strings ``"nan"`` / ``"inf"`` /
     ``"-inf"``, anything else its ``repr``."""

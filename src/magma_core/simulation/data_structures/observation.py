@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures.tools import ToolBatchContext
 
 
@@ -14,7 +14,7 @@ class Observation:
     the task's constants and the batch's shared reservation context."""
 
     selected_robot_name: str
-    task_attributes: dict[str, Any]
-    maniskill_obs: dict[str, Any]
-    add_constants: dict[str, Any] = field(default_factory=dict)
+    task_attributes: JSONDict
+    maniskill_obs: dict[str, object]
+    add_constants: dict[str, object] = field(default_factory=dict)
     tool_batch_context: ToolBatchContext = field(default_factory=lambda: ToolBatchContext())

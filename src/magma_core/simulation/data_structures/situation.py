@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 from magma_core.simulation.data_structures.instructions import EmptyInstruction, Instruction
 
@@ -54,7 +54,7 @@ class StageInput:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         return object_to_spec(
             self,
             {
@@ -65,7 +65,7 @@ class StageInput:
         )
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> StageInput:
+    def from_spec(cls, spec: JSONDict) -> StageInput:
         return object_from_spec(spec, cls)
 
 
@@ -74,10 +74,10 @@ class SituationInit:
 
     def __init__(
         self,
-        attributes: dict[str, Any],
-        all_task_attributes: dict[str, Any] | None = None,
-        memory: dict[str, Any] | None = None,
-        history: list[Any] | None = None,
+        attributes: JSONDict,
+        all_task_attributes: JSONDict | None = None,
+        memory: JSONDict | None = None,
+        history: list[object] | None = None,
     ) -> None:
         if not isinstance(attributes, dict):
             raise TypeError("SituationInit.attributes must be a dict")
@@ -102,16 +102,19 @@ class SituationInit:
         )
 
 
+_SITUATION_FIELDS = {"memory", "attributes", "instruction", "flag_answer_to_user", "history"}
+
+
 class Situation:
     """A runtime situation: memory, current attributes, the instruction and history."""
 
     def __init__(
         self,
-        memory: dict[str, Any],
-        attributes: dict[str, Any] | None = None,
+        memory: JSONDict,
+        attributes: JSONDict | None = None,
         instruction: Instruction | None = None,
         flag_answer_to_user: bool = False,
-        history: list[Any] | None = None,
+        history: list[object] | None = None,
     ) -> None:
         if not isinstance(memory, dict):
             raise TypeError("Situation.memory must be a dict")
@@ -121,18 +124,19 @@ class Situation:
         self.flag_answer_to_user = flag_answer_to_user
         self.history = [] if history is None else history
 
-    def copy_with(self, **changes: Any) -> Situation:
-        fields = {
-            "memory": self.memory,
-            "attributes": self.attributes,
-            "instruction": self.instruction,
-            "flag_answer_to_user": self.flag_answer_to_user,
-            "history": self.history,
-        }
-        unknown = set(changes) - set(fields)
+    def copy_with(self, **changes: object) -> Situation:
+        """A deep copy of memory, attributes and history, with ``changes`` applied."""
+        unknown = set(changes) - _SITUATION_FIELDS
         if unknown:
             raise TypeError(f"Situation.copy_with got unknown fields {sorted(unknown)}")
-        fields.update(changes)
-        for key in ("memory", "attributes", "history"):
-            fields[key] = copy.deepcopy(fields[key])
-        return Situation(**fields)
+        new = copy.copy(self)
+        for key, value in changes.items():
+            setattr(new, key, value)
+        if not isinstance(new.memory, dict):
+            raise TypeError("Situation.memory must be a dict")
+        new.memory = copy.deepcopy(new.memory)
+        new.attributes = copy.deepcopy({} if new.attributes is None else new.attributes)
+        new.history = copy.deepcopy([] if new.history is None else new.history)
+        if new.instruction is None:
+            new.instruction = EmptyInstruction()
+        return new

@@ -9,16 +9,21 @@ so far. ``RuleRenderer`` projects a state into rule texts ("never use zone_c").
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING
+
+from magma_core.json_types import JSONDict, JSONValue
+
+if TYPE_CHECKING:  # layer 2, named for the annotations only
+    from magma_core.simulation.tasks.constraints import BaseConstraint
 
 _PREVIEW = 6
 
 
-def _default_relations() -> dict[str, dict[str, Any]]:
+def _default_relations() -> dict[str, dict[str, JSONValue]]:
     return {"object_type": {}, "type_area": {}, "object_area": {}}
 
 
-def _default_properties() -> dict[str, Any]:
+def _default_properties() -> JSONDict:
     return {"forbidden_objects": [], "forbidden_areas": []}
 
 
@@ -35,21 +40,21 @@ class TaskState:
 
     def __init__(
         self,
-        attributes: dict[str, Any] | None = None,
-        memory: dict[str, Any] | None = None,
-        relations: dict[str, Any] | None = None,
-        properties: dict[str, Any] | None = None,
-        constraints_history: list[Any] | None = None,
+        attributes: JSONDict | None = None,
+        memory: JSONDict | None = None,
+        relations: dict[str, dict[str, JSONValue]] | None = None,
+        properties: JSONDict | None = None,
+        constraints_history: list[BaseConstraint] | None = None,
     ) -> None:
-        self.attributes: dict[str, Any] = (
+        self.attributes: JSONDict = (
             {"objects": [], "target_areas": []} if attributes is None else attributes
         )
-        self.memory: dict[str, Any] = {} if memory is None else memory
-        self.relations: dict[str, Any] = _default_relations() if relations is None else relations
-        self.properties: dict[str, Any] = (
+        self.memory: JSONDict = {} if memory is None else memory
+        self.relations: dict[str, dict[str, JSONValue]] = _default_relations() if relations is None else relations
+        self.properties: JSONDict = (
             _default_properties() if properties is None else properties
         )
-        self.constraints_history: list[Any] = (
+        self.constraints_history: list[BaseConstraint] = (
             [] if constraints_history is None else constraints_history
         )
         for name, value in (("attributes", self.attributes), ("memory", self.memory),
@@ -101,7 +106,7 @@ class TaskState:
     __repr__ = __str__
 
 
-def _preview(value: Any) -> str:
+def _preview(value: object) -> str:
     if isinstance(value, dict):
         items = [f"{k}={v}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))]
         return _preview(items) if items else "{}"

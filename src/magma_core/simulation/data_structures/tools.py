@@ -6,27 +6,35 @@ verifier on the fresh raw observation, which returns a ``ToolResult``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 import torch
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures.enums import ToolErrorFlag
+from magma_core.simulation.data_structures.error_support import ToolErrorSupport
 from magma_core.simulation.data_structures.jsonable import jsonable
 from magma_core.simulation.data_structures.pose import Pose
 
+if TYPE_CHECKING:  # layer 2, named for the annotations only
+    from magma_core.simulation.errors.base import BaseError
+
 GRIPPER_TOKENS = ("OPEN", "CLOSE", "OK")
 LOG_ACTIONS = ("ADD", "REMOVE")
+
+#: An error name -> its bound arguments (None: bound lazily, on the first hook that needs them).
+ErrorArgs: TypeAlias = dict[str, "dict[str, object] | None"]
 
 
 class ToolBatchContext:
     """Scratch reservations shared by the tool calls of one batch in one slot."""
 
     def __init__(self) -> None:
-        self._store: dict[str, dict[Hashable, Any]] = {}
+        self._store: dict[str, dict[Hashable, object]] = {}
 
-    def try_reserve(self, namespace: str, resource: Hashable, owner: Any) -> bool:
+    def try_reserve(self, namespace: str, resource: Hashable, owner: object) -> bool:
         """Reserve ``resource``; True if free or already held by ``owner``, else False."""
         held = self._store.setdefault(namespace, {})
         if resource not in held:
@@ -34,7 +42,7 @@ class ToolBatchContext:
             return True
         return held[resource] == owner
 
-    def get_reservations(self, namespace: str) -> dict[Hashable, Any]:
+    def get_reservations(self, namespace: str) -> dict[Hashable, object]:
         """A copy of the reservations in ``namespace``."""
         return dict(self._store.get(namespace, {}))
 
@@ -42,7 +50,7 @@ class ToolBatchContext:
 class Log:
     """A tool's log line; with ``action`` ADD/REMOVE it edits an attribute ``(name, value)``."""
 
-    def __init__(self, content: Any, action: str | None = None) -> None:
+    def __init__(self, content: object, action: str | None = None) -> None:
         if action is not None and action not in LOG_ACTIONS:
             raise ValueError(f"Log action must be None, 'ADD' or 'REMOVE', got {action!r}")
         if action is not None and not (
@@ -54,7 +62,9 @@ class Log:
                 "A Log with an action needs content=(attribute_name, value), "
                 f"got {content!r}"
             )
-        self.content = tuple(content) if action is not None else content
+        self.content: object = (
+            tuple(content) if action is not None and isinstance(content, (tuple, list)) else content
+        )
         self.action = action
         self.function: str | None = None
         self.stage_id: int | None = None
@@ -66,7 +76,7 @@ class Log:
     def is_attribute_edit(self) -> bool:
         return self.action is not None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "content": jsonable(self.content),
             "action": self.action,
@@ -87,7 +97,7 @@ class Log:
 class EnvStateUpdate:
     """A write of ``value`` into the saved env state at ``path``, for the tool's slot only."""
 
-    def __init__(self, path: tuple[str, ...], value: Any) -> None:
+    def __init__(self, path: tuple[str, ...], value: object) -> None:
         if (
             not isinstance(path, tuple)
             or not path
@@ -105,10 +115,10 @@ class EnvStateUpdate:
 class ToolResult:
     """What a verifier observed. ``ok`` is the call's outcome, not the stage's."""
 
-    ok: Any
+    ok: bool | torch.Tensor
     reason: str = ""
     logs: Log | None = None
-    context: dict[str, Any] | None = field(default=None)
+    context: dict[str, object] | None = field(default=None)
     state_updates: list[EnvStateUpdate] | None = field(default=None)
 
     def __post_init__(self) -> None:
@@ -126,7 +136,7 @@ class ToolResult:
                 )
 
 
-def _normalise_ok(ok: Any) -> bool:
+def _normalise_ok(ok: object) -> bool:
     if isinstance(ok, bool):
         return ok
     if isinstance(ok, torch.Tensor):
@@ -140,7 +150,7 @@ Trajectory = list  # list of Pose | "OPEN" | "CLOSE" | "OK"
 Verifier = Callable[[dict], ToolResult]
 
 
-def _coerce_pose_entry(entry: Any) -> Pose | str:
+def _coerce_pose_entry(entry: object) -> Pose | str:
     if isinstance(entry, str):
         if entry in GRIPPER_TOKENS:
             return entry
@@ -163,12 +173,12 @@ class ToolExecution:
 
     def __init__(
         self,
-        poses: Sequence[Any],
+        poses: Sequence[object],
         verifier: Verifier | None,
         reason: str = "",
         robot_idx: int = 0,
-        context: dict[str, Any] | None = None,
-        compatible_error_supports: Sequence[Any] | None = None,
+        context: Mapping[str, object] | None = None,
+        compatible_error_supports: Sequence[ToolErrorSupport] | None = None,
         execution_group: Hashable | None = None,
         reason_is_public: bool = False,
         allowed_moving_actors: Sequence[str] | None = None,
@@ -186,8 +196,8 @@ class ToolExecution:
         self.verifier = verifier
         self.reason = reason
         self.robot_idx = robot_idx
-        self.context: dict[str, Any] = dict(context) if context else {}
-        self.compatible_error_supports: list[Any] = list(compatible_error_supports or [])
+        self.context: dict[str, object] = dict(context) if context else {}
+        self.compatible_error_supports: list[ToolErrorSupport] = list(compatible_error_supports or [])
         self.execution_group = execution_group
         self.reason_is_public = reason_is_public
         self.allowed_moving_actors: list[str] | None = (
@@ -198,7 +208,7 @@ class ToolExecution:
         self.injection_applied = False
         self.function_name: str | None = None
         self.associated_stage_id: int | None = None
-        self.active_errors: list[tuple[Any, Any]] = []
+        self.active_errors: list[tuple[BaseError, ToolErrorSupport]] = []
 
     # -- failure -------------------------------------------------------------------------
     def fail(
@@ -223,7 +233,7 @@ class ToolExecution:
         return any(p != "OK" for p in self.poses)
 
     # -- error hooks ---------------------------------------------------------------------
-    def set_execution_info(self, function_name: str, stage_id: int, active_errors: Sequence[Any]) -> None:
+    def set_execution_info(self, function_name: str, stage_id: int, active_errors: Sequence[BaseError]) -> None:
         """Stamp name and stage; keep each active error this tool supports with its support."""
         self.function_name = function_name
         self.associated_stage_id = stage_id
@@ -234,7 +244,7 @@ class ToolExecution:
                     self.active_errors.append((error, support))
                     break
 
-    def apply_pre_exec_errors(self, error_args: dict[str, Any]) -> None:
+    def apply_pre_exec_errors(self, error_args: ErrorArgs) -> None:
         """Run the pre-execution hooks of the matched errors in order, until the call fails.
 
         ``error_args`` maps an error name to its bound arguments (None = bind lazily).
@@ -245,26 +255,28 @@ class ToolExecution:
             name = error.get_name()
             if not support.pre or name not in error_args:
                 continue
-            if error_args[name] is None:
-                error_args[name] = {}
-            applied = error.apply_pre_exec(self, error_args[name])
+            args = error_args[name]
+            if args is None:
+                args = error_args[name] = {}
+            applied = error.apply_pre_exec(self, args)
             if applied or (applied is None and self.has_error()):
                 self.injection_applied = True
 
-    def apply_post_verif_errors(self, result: ToolResult, error_args: dict[str, Any]) -> None:
+    def apply_post_verif_errors(self, result: ToolResult, error_args: ErrorArgs) -> None:
         """Run the post-verification hooks of the matched errors; they may edit ``result``."""
         for error, support in self.active_errors:
             name = error.get_name()
             if not support.post or name not in error_args:
                 continue
-            if error_args[name] is None:
-                error_args[name] = {}
+            args = error_args[name]
+            if args is None:
+                args = error_args[name] = {}
             before = (result.ok, result.reason)
-            applied = error.apply_post_verif(result, error_args[name])
+            applied = error.apply_post_verif(result, args)
             if applied or (applied is None and (result.ok, result.reason) != before):
                 self.injection_applied = True
 
-    def call_verifier(self, raw_obs: dict, error_args: dict[str, Any] | None = None) -> ToolResult:
+    def call_verifier(self, raw_obs: dict, error_args: ErrorArgs | None = None) -> ToolResult:
         """Run the verifier on the batched raw observation, stamp its log, apply post hooks."""
         if self.verifier is None:
             raise ValueError("This ToolExecution has no verifier")
@@ -279,7 +291,7 @@ class ToolExecution:
         self.apply_post_verif_errors(result, error_args if error_args is not None else {})
         return result
 
-    def get_error_description(self, error_args: dict[str, Any]) -> str:
+    def get_error_description(self, error_args: ErrorArgs) -> str:
         parts = []
         for error, _ in self.active_errors:
             name = error.get_name()

@@ -7,22 +7,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import sapien
+from mani_skill.envs.scene import ManiSkillScene
 from mani_skill.utils.structs.actor import Actor
 
 __all__ = ["LegacyBuilders"]
 
 
-def _material(color: Sequence[float]) -> Any:
+def _material(color: Sequence[float]) -> sapien.render.RenderMaterial:
     return sapien.render.RenderMaterial(base_color=list(color))
 
 
 class LegacyBuilders:
     """Mixin for ``DefaultEnv`` (needs ``self.scene``)."""
 
-    scene: Any
+    scene: ManiSkillScene
 
     def build_a_zone(
         self,

@@ -21,11 +21,11 @@ import os
 import warnings
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 import sapien
 import sapien.render
+from mani_skill.envs.sapien_env import BaseEnv
 from mani_skill.sensors.camera import CameraConfig
 from mani_skill.utils import sapien_utils
 
@@ -84,12 +84,12 @@ def render_backend(gpu: bool = False) -> str:
     return "gpu" if gpu else "cpu"
 
 
-def _look_at(eye: Sequence[float], target: Sequence[float]) -> Any:
+def _look_at(eye: Sequence[float], target: Sequence[float]) -> sapien.Pose:
     return sapien_utils.look_at(eye=list(eye), target=list(target))
 
 
 def default_cameras(
-    env: Any,
+    env: BaseEnv,
     *,
     eye: Sequence[float] = (0.55, 0.55, 0.6),
     target: Sequence[float] = (-0.05, 0.0, 0.05),
@@ -112,7 +112,7 @@ def default_cameras(
     return cameras
 
 
-def camera_images(env: Any, row: int = 0, names: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+def camera_images(env: BaseEnv, row: int = 0, names: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """Camera name → RGB image (uint8 ``H x W x 3``) of env row ``row``, rendered now.
 
     ``names`` picks cameras (default: every sensor camera of the world). The env must have

@@ -7,7 +7,6 @@ docstring (shown on the reference page).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import sapien
@@ -24,6 +23,8 @@ from mani_skill.utils.structs.actor import Actor
 from mani_skill.utils.structs.pose import Pose as MSPose
 from mani_skill.utils.structs.types import SimConfig
 
+from magma_core.json_types import JSONDict
+from magma_core.simulation.data_structures.state_tree import StateTree
 from magma_core.simulation.envs.builders import LegacyBuilders
 from magma_core.simulation.envs.cameras import default_cameras
 from magma_core.simulation.envs.headless import ensure_headless
@@ -82,10 +83,10 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
 
     def __init__(
         self,
-        *args: Any,
+        *args: object,
         robot_uids: str | tuple[str, ...] = "panda",
         robot_init_qpos_noise: float = 0.02,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         if isinstance(robot_uids, str):
             names = [robot_uids]
@@ -106,7 +107,7 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         the uid for one robot (e.g. ``"panda"``), ``"<uid>-<i>"`` for several."""
         self.robot_init_qpos_noise = robot_init_qpos_noise
         self._observed_actors: dict[str, Actor] = {}
-        self._actor_shapes: dict[str, dict[str, Any]] = {}
+        self._actor_shapes: dict[str, JSONDict] = {}
         kwargs.setdefault("control_mode", self.default_control_mode)
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
 
@@ -129,7 +130,7 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         spacing = 0.7
         return [sapien.Pose(p=[-0.615, (i - (n - 1) / 2) * spacing, 0.0]) for i in range(n)]
 
-    def _load_agent(self, options: dict, *args: Any, **kwargs: Any) -> None:
+    def _load_agent(self, options: dict, *args: object, **kwargs: object) -> None:
         poses = self.robot_base_poses()
         super()._load_agent(options, poses if len(poses) > 1 else poses[0])
 
@@ -268,7 +269,7 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
         )
 
     @property
-    def actor_shapes(self) -> dict[str, dict[str, Any]]:
+    def actor_shapes(self) -> dict[str, JSONDict]:
         """Name → shape (``box`` with ``half_size``), colour and kind (``object``/``zone``)
         of every actor built with :meth:`build_box` or :meth:`build_zone`."""
         return {name: dict(shape) for name, shape in self._actor_shapes.items()}
@@ -307,20 +308,20 @@ class DefaultEnv(LegacyBuilders, BaseEnv):
     def evaluate(self) -> dict:
         return {}
 
-    def compute_dense_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
+    def compute_dense_reward(self, obs: object, action: torch.Tensor, info: dict) -> torch.Tensor:
         return torch.zeros(self.num_envs, device=self.device)
 
     def compute_normalized_dense_reward(
-        self, obs: Any, action: torch.Tensor, info: dict
+        self, obs: object, action: torch.Tensor, info: dict
     ) -> torch.Tensor:
         return self.compute_dense_reward(obs, action, info) / 5
 
     # -- extra state --------------------------------------------------------------------------
-    def get_magma_extra_state(self) -> dict[str, Any]:
+    def get_magma_extra_state(self) -> StateTree:
         """Non-physical world state to keep in snapshots (leaves ``[N, ...]``). Default: none."""
         return {}
 
-    def set_magma_extra_state(self, state: dict[str, Any]) -> None:
+    def set_magma_extra_state(self, state: StateTree) -> None:
         """Restore what :meth:`get_magma_extra_state` returned. Default: nothing."""
 
     def get_state_dict(self) -> dict:
@@ -413,8 +414,8 @@ class DefaultMultiAgentEnv(DefaultEnv):
     (default two Pandas), robots are named ``"<uid>-<i>"``, and on GPU the simulation gets
     more contact memory."""
 
-    def __init__(self, *args: Any, robot_uids: tuple[str, ...] = ("panda", "panda"),
-                 **kwargs: Any) -> None:
+    def __init__(self, *args: object, robot_uids: tuple[str, ...] = ("panda", "panda"),
+                 **kwargs: object) -> None:
         super().__init__(*args, robot_uids=robot_uids, **kwargs)
 
     @property

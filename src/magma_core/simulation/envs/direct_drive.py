@@ -25,12 +25,11 @@ reads it only inside ``set_action``, which rewrites it whole.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import torch
 from mani_skill.agents.base_agent import BaseAgent
-from mani_skill.agents.controllers.base_controller import CombinedController
+from mani_skill.agents.controllers.base_controller import BaseController, CombinedController
 from mani_skill.agents.controllers.pd_joint_pos import (
     PDJointPosController,
     PDJointPosMimicController,
@@ -47,12 +46,12 @@ class _Part:
 
     __slots__ = ("controller", "start", "end", "joints", "identity", "memo")
 
-    def __init__(self, controller: Any, start: int, end: int) -> None:
+    def __init__(self, controller: BaseController, start: int, end: int) -> None:
         self.controller = controller
         self.start, self.end = start, end
         self.joints = [joint._objs[0] for joint in controller.joints]
         self.identity = type(controller) is PDJointPosController and not controller._normalize_action
-        self.memo: dict[bytes, list[Any]] = {}
+        self.memo: dict[bytes, list[float]] = {}
 
     def apply(self, row: np.ndarray, action: torch.Tensor) -> None:
         values = row[self.start:self.end]
@@ -72,7 +71,7 @@ class _Part:
             joint.set_drive_target(target)
 
 
-def _plain_parts(agent: Any) -> list[_Part] | None:
+def _plain_parts(agent: BaseAgent) -> list[_Part] | None:
     if type(agent).set_action is not BaseAgent.set_action:
         return None
     if type(agent).before_simulation_step is not BaseAgent.before_simulation_step:
@@ -104,13 +103,13 @@ class DirectDrive:
     (``SimBatch`` builds one per agent).
     """
 
-    def __init__(self, env: Any, robots: dict[str | None, tuple[list[_Part], int]]) -> None:
+    def __init__(self, env: BaseEnv, robots: dict[str | None, tuple[list[_Part], int]]) -> None:
         self.env = env
         self.agent = env.agent
         self._robots = robots  # robot name (None: the single agent) -> (parts, action width)
 
     @classmethod
-    def build(cls, env: Any) -> DirectDrive | None:
+    def build(cls, env: BaseEnv) -> DirectDrive | None:
         """The direct path for ``env``'s current agent, or None where it does not apply."""
         if getattr(env, "gpu_sim_enabled", False) or env.num_envs != 1:
             return None
@@ -122,7 +121,7 @@ class DirectDrive:
                 return None
             if type(agent).before_simulation_step is not MultiAgent.before_simulation_step:
                 return None
-            subs: dict[str | None, Any] = dict(agent.agents_dict)
+            subs: dict[str | None, BaseAgent] = dict(agent.agents_dict)
         else:
             subs = {None: agent}
         robots: dict[str | None, tuple[list[_Part], int]] = {}
@@ -133,7 +132,7 @@ class DirectDrive:
             robots[name] = (parts, int(sub.controller.single_action_space.shape[0]))
         return cls(env, robots)
 
-    def accepts(self, action: Any) -> bool:
+    def accepts(self, action: object) -> bool:
         """Whether ``action`` has the shape this path takes (``[1, A]`` per robot, on CPU)."""
         if None in self._robots:
             return isinstance(action, torch.Tensor) and tuple(action.shape) == (1, self._robots[None][1])

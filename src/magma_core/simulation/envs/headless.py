@@ -11,8 +11,8 @@ machine that can render; :func:`backend_kwargs` gives the matching ``gym.make`` 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
 import sapien.pysapien
 import sapien.render
@@ -27,12 +27,12 @@ _PATCHED = False
 class _HeadlessRenderMaterial:
     """Stand-in for ``sapien.render.RenderMaterial`` when nothing can render."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         self.args = args
         self.kwargs = kwargs
         self.base_color = kwargs.get("base_color", [1.0, 1.0, 1.0, 1.0])
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Callable[..., None]:
         if name.startswith("set_"):
             return lambda *args, **kwargs: None
         raise AttributeError(name)

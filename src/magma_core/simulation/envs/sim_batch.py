@@ -12,15 +12,19 @@ observations are ManiSkill's ``state_dict`` observations (``obs["agent"]``, ``ob
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import torch
+from mani_skill.agents.base_agent import BaseAgent
 from mani_skill.envs.sapien_env import BaseEnv
 from mani_skill.utils.registration import REGISTERED_ENVS
 
+from magma_core.json_types import JSONDict
+from magma_core.simulation.data_structures.state_tree import StateNode
 from magma_core.simulation.envs import world_view
 from magma_core.simulation.envs.cameras import camera_images, render_unavailable
 from magma_core.simulation.envs.direct_drive import DirectDrive
@@ -52,7 +56,7 @@ class WorldSnapshot:
     state: StateTree
 
     @classmethod
-    def from_state(cls, batched_state: Mapping[str, Any], slot: int) -> WorldSnapshot:
+    def from_state(cls, batched_state: Mapping[str, StateNode], slot: int) -> WorldSnapshot:
         """Copy row ``slot`` of a batched state (e.g. from :meth:`SimBatch.get_state`)."""
         return cls(select_slot(batched_state, slot))
 
@@ -93,9 +97,9 @@ class SimBatch:
         num_slots: int,
         *,
         seed: int | Sequence[int] | None = 0,
-        env_options: Mapping[str, Any] | None = None,
+        env_options: Mapping[str, object] | None = None,
         backend: str = "auto",
-        reset_options: Mapping[str, Any] | None = None,
+        reset_options: Mapping[str, object] | None = None,
         fresh_scene: bool = True,
         render: bool = False,
     ) -> None:
@@ -116,7 +120,7 @@ class SimBatch:
         if render and render_unavailable() is not None:
             raise ValueError(f"cannot render: {render_unavailable()}")
         options, moved = split_world_options(env_id, env_options or {})
-        self.reset_options: dict[str, Any] = {**moved, **dict(reset_options or {})}
+        self.reset_options: dict[str, object] = {**moved, **dict(reset_options or {})}
         options.setdefault("obs_mode", "state_dict")
         for key, value in backend_kwargs(gpu=backend == "gpu", render=render).items():
             options.setdefault(key, value)
@@ -138,7 +142,7 @@ class SimBatch:
         self._stepped = [False] * len(self._envs)
         self._handles: dict[tuple[int, str], RobotHandle] = {}
         # CPU: per env, its agent and its motion path's direct control step (None: not plain)
-        self._drives: dict[int, tuple[Any, DirectDrive | None]] = {}
+        self._drives: dict[int, tuple[BaseAgent, DirectDrive | None]] = {}
         self._first_reset(seed)
 
     # -- access ----------------------------------------------------------------------------
@@ -152,7 +156,7 @@ class SimBatch:
         mode = self._envs[0].control_mode
         return mode if isinstance(mode, str) else next(iter(mode.values()))
 
-    def robots(self, slot: int = 0) -> dict[str, Any]:
+    def robots(self, slot: int = 0) -> dict[str, BaseAgent | RobotHandle]:
         """Robot name → the ManiSkill agent (robot) of ``slot`` (on GPU the batched agent).
 
         With ``fresh_scene`` each is a :class:`RobotHandle` that always reaches the agent of
@@ -192,16 +196,16 @@ class SimBatch:
         name = self.robot_name(robot)
         return self._gather(lambda env: _agent(env, name).robot.pose.raw_pose)
 
-    def robot_links(self, slot: int) -> dict[str, dict[str, Any]]:
+    def robot_links(self, slot: int) -> dict[str, JSONDict]:
         """Robot name → xyz of its links, fingers and TCP in ``slot`` (for replays)."""
         row = slot if self.backend == "gpu" else 0
         return world_view.link_positions(self._env_of(slot), row)
 
-    def scene_geometry(self) -> dict[str, Any]:
+    def scene_geometry(self) -> JSONDict:
         """Shapes, colours and kinds of the world's actors, and its robots (for replays)."""
         return world_view.scene_geometry(self._envs[0])
 
-    def camera_images(self, slot: int, names: Sequence[str] | None = None) -> dict[str, Any]:
+    def camera_images(self, slot: int, names: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """Camera name → RGB image (uint8 ``H x W x 3``) of ``slot`` now; ``{}`` when the
         batch was made without ``render`` or nothing can render here."""
         env = self._env_of(slot)
@@ -216,7 +220,7 @@ class SimBatch:
             return clone_state(self._envs[0].get_state_dict())
         return stack_states([env.get_state_dict() for env in self._envs])
 
-    def set_state(self, state: Mapping[str, Any], slots: Iterable[int] | None = None) -> None:
+    def set_state(self, state: Mapping[str, StateNode], slots: Iterable[int] | None = None) -> None:
         """Write rows ``slots`` (default all) of the batched ``state``; other slots keep theirs."""
         idx = self._slots(slots)
         if not idx:
@@ -313,7 +317,7 @@ class SimBatch:
 
     def _reset_gpu(self, idx: list[int], seeds: list[int | None]) -> None:
         env = self._envs[0]
-        options: dict[str, Any] = dict(self.reset_options)
+        options: dict[str, object] = dict(self.reset_options)
         if len(idx) != self.num_slots:
             options["env_idx"] = torch.as_tensor(idx, device=self.device)
         if all(s is None for s in seeds):
@@ -409,7 +413,7 @@ class SimBatch:
         (slot,) = self._slots([slot])
         return self._envs[0] if self.backend == "gpu" else self._envs[slot]
 
-    def _gather(self, read: Any) -> torch.Tensor:
+    def _gather(self, read: Callable[[BaseEnv], torch.Tensor]) -> torch.Tensor:
         if self.backend == "gpu":
             return read(self._envs[0]).clone()
         return torch.cat([read(env) for env in self._envs], dim=0)
@@ -421,25 +425,25 @@ class RobotHandle:
 
     __slots__ = ("_resolve",)
 
-    def __init__(self, resolve: Any) -> None:
+    def __init__(self, resolve: Callable[[], BaseAgent]) -> None:
         object.__setattr__(self, "_resolve", resolve)
 
     @property
-    def agent(self) -> Any:
+    def agent(self) -> BaseAgent:
         """The agent of the current scene."""
         return self._resolve()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._resolve(), name)
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         setattr(self._resolve(), name, value)
 
     def __repr__(self) -> str:
         return f"RobotHandle({self._resolve()!r})"
 
 
-def _make(env_id: str, **kwargs: Any) -> BaseEnv:
+def _make(env_id: str, **kwargs: object) -> BaseEnv:
     try:
         env = gym.make(env_id, **kwargs)
     except gym.error.NameNotFound as exc:
@@ -457,7 +461,7 @@ def _agent_names(env: BaseEnv) -> list[str]:
     return [agent.uid]
 
 
-def _agent(env: BaseEnv, name: str) -> Any:
+def _agent(env: BaseEnv, name: str) -> BaseAgent:
     agent = env.agent
     if hasattr(agent, "agents_dict"):
         return agent.agents_dict[name]

@@ -11,11 +11,11 @@ a picture needs poses only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import torch
 
+from magma_core.simulation.data_structures.state_tree import StateNode, StateTree
 from magma_core.simulation.envs.cameras import render_unavailable
 from magma_core.simulation.envs.sim_batch import SimBatch
 
@@ -32,8 +32,8 @@ class StateCamera:
         self,
         env_id: str,
         *,
-        env_options: Mapping[str, Any] | None = None,
-        reset_options: Mapping[str, Any] | None = None,
+        env_options: Mapping[str, object] | None = None,
+        reset_options: Mapping[str, object] | None = None,
         width: int = 960,
         height: int = 552,
         seed: int = 0,
@@ -49,7 +49,7 @@ class StateCamera:
         self.size = (int(width), int(height))
         self._base = self.sim.get_state()
 
-    def frame(self, state: Mapping[str, Any]) -> np.ndarray:
+    def frame(self, state: Mapping[str, object]) -> np.ndarray:
         """The picture (uint8 ``height x width x 3``) of one compact world state."""
         tree = _place(self._base, state)
         self.sim.set_state(tree)
@@ -62,10 +62,10 @@ class StateCamera:
         self.sim.close()
 
 
-def _place(base: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
+def _place(base: Mapping[str, StateNode], state: Mapping[str, object]) -> StateTree:
     """``base`` (a batched state of one slot) with the poses and joint positions of the
     compact ``state`` written in, and every velocity zero."""
-    tree: dict[str, Any] = {key: dict(value) if isinstance(value, Mapping) else value
+    tree: StateTree = {key: dict(value) if isinstance(value, Mapping) else value
                             for key, value in base.items()}
     actors = tree.get("actors", {})
     for name, pose in (state.get("actors") or {}).items():

@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 from mani_skill.utils.registration import REGISTERED_ENVS
 
@@ -48,8 +47,8 @@ def registered_env_class(env_id: str) -> type | None:
 
 
 def split_world_options(
-    env_id: str, env_options: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+    env_id: str, env_options: Mapping[str, object]
+) -> tuple[dict[str, object], dict[str, object]]:
     """``(construction options, reset options)`` from a task's ``env_options``."""
     options = dict(env_options)
     env_cls = registered_env_class(env_id)

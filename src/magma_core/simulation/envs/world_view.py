@@ -9,14 +9,16 @@ env row, enough to draw an arm from above.
 
 from __future__ import annotations
 
-from typing import Any
-
 import sapien
+from mani_skill.envs.sapien_env import BaseEnv
+from mani_skill.utils.structs.actor import Actor
+
+from magma_core.json_types import JSONDict
 
 __all__ = ["link_positions", "scene_geometry"]
 
 
-def _collision_box(actor: Any) -> list[float] | None:
+def _collision_box(actor: Actor) -> list[float] | None:
     """Half sizes of the first box collision shape of ``actor`` (None if it has none)."""
     for entity in getattr(actor, "_objs", [])[:1]:
         for component in entity.get_components():
@@ -28,9 +30,9 @@ def _collision_box(actor: Any) -> list[float] | None:
     return None
 
 
-def scene_geometry(env: Any) -> dict[str, Any]:
+def scene_geometry(env: BaseEnv) -> JSONDict:
     """Actors' shapes, colours and kinds, and the robot names, of ``env`` (unwrapped)."""
-    shapes: dict[str, Any] = dict(getattr(env, "actor_shapes", {}) or {})
+    shapes: JSONDict = dict(getattr(env, "actor_shapes", {}) or {})
     for name, actor in env.scene.actors.items():
         if name in shapes:
             continue
@@ -43,14 +45,14 @@ def scene_geometry(env: Any) -> dict[str, Any]:
     return {"actors": shapes, "robots": robots, "table_top_z": 0.0}
 
 
-def link_positions(env: Any, row: int) -> dict[str, dict[str, Any]]:
+def link_positions(env: BaseEnv, row: int) -> dict[str, JSONDict]:
     """Robot name → ``{"links": [xyz, ...], "fingers": [xyz, ...], "tcp": xyz | None}`` in
     env row ``row``: the arm's links in kinematic order, its finger links and its TCP."""
     agents = getattr(env, "agents", None)
     if not isinstance(agents, dict):
         agent = env.agent
         agents = dict(agent.agents_dict) if hasattr(agent, "agents_dict") else {"robot": agent}
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JSONDict] = {}
     for name, agent in agents.items():
         links, fingers = [], []
         for link in agent.robot.links:

@@ -4,7 +4,7 @@ lives in ``data_structures`` and is re-exported here)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from magma_core.serialization import SpecSerializable, contract_base
 from magma_core.simulation.data_structures.error_support import (  # noqa: F401  (re-exported)
@@ -32,25 +32,25 @@ class BaseError(SpecSerializable):
         """The error's unique key within a stage (the class name by default)."""
         return type(self).__name__
 
-    def initialize(self, obs: Observation, env_id: int) -> dict[str, Any] | None:
+    def initialize(self, obs: Observation, env_id: int) -> dict[str, object] | None:
         """Runtime arguments for one trajectory; None means "selected, bind later"."""
         return {}
 
-    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, Any]) -> bool | None:
+    def apply_pre_exec(self, tool_execution: ToolExecution, args: dict[str, object]) -> bool | None:
         """Before motion: may edit or ``fail()`` the execution. Return whether it took effect
         (None: it took effect if the execution is now failed)."""
         return False
 
-    def apply_post_verif(self, tool_result: ToolResult, args: dict[str, Any]) -> bool | None:
+    def apply_post_verif(self, tool_result: ToolResult, args: dict[str, object]) -> bool | None:
         """After verification: may edit the result. Return whether it took effect
         (None: it took effect if ``ok`` or ``reason`` changed)."""
         return False
 
-    def get_description(self, args: dict[str, Any] | None) -> str:
+    def get_description(self, args: dict[str, object] | None) -> str:
         """Text shown in statuses for this active error ("" for none)."""
         return ""
 
-    def validate_arguments(self, args: Mapping[str, Any] | None) -> dict[str, Any]:
+    def validate_arguments(self, args: Mapping[str, object] | None) -> dict[str, object]:
         """Check externally provided runtime arguments against ``required_key``/``optional_key``."""
         args = {} if args is None else args
         if not isinstance(args, Mapping):

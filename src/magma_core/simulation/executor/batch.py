@@ -18,10 +18,10 @@ import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import (
     Observation,
     ToolBatchContext,
@@ -29,6 +29,7 @@ from magma_core.simulation.data_structures import (
     ToolExecution,
     ToolResult,
 )
+from magma_core.simulation.data_structures.state_tree import StateTree
 from magma_core.simulation.executor.motion import MotionReport
 from magma_core.simulation.executor.normalize import NormalizedCall
 from magma_core.simulation.executor.slots import EngineContext, SlotState
@@ -91,8 +92,8 @@ def prepare_call(
     ctx: EngineContext,
     state: SlotState,
     call: NormalizedCall,
-    raw_obs: dict[str, Any],
-    attributes: dict[str, Any],
+    raw_obs: dict[str, object],
+    attributes: JSONDict,
     batch_context: ToolBatchContext,
 ) -> PreparedCall:
     """Resolve the robot and build the call's execution, with the stage's errors attached.
@@ -157,8 +158,8 @@ def _verify(state: SlotState, batch: SlotBatch, raw_obs: dict) -> None:
 
 
 def _write_back(
-    state_tree: dict[str, Any],
-    pre_state: dict[str, Any],
+    state_tree: StateTree,
+    pre_state: StateTree,
     state: SlotState,
     batch: SlotBatch,
 ) -> bool:
@@ -183,7 +184,7 @@ def _write_back(
 
 
 def _moved_disallowed(
-    state_tree: dict[str, Any], pre_state: dict[str, Any], slot: int, allowed: list[str]
+    state_tree: StateTree, pre_state: StateTree, slot: int, allowed: list[str]
 ) -> bool:
     """Whether an actor outside ``allowed`` differs from its pre-batch row in ``slot``."""
     actors, before = state_tree.get("actors", {}), pre_state.get("actors", {})
@@ -204,7 +205,7 @@ class BatchRun:
     simulator changed after the last one was taken."""
 
     batches: dict[int, SlotBatch]
-    obs: dict[str, Any] | None = None
+    obs: dict[str, object] | None = None
 
 
 def run_batches(

@@ -15,8 +15,9 @@ import random
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Final
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import (
     DecisionError,
     StageState,
@@ -64,7 +65,11 @@ from magma_core.simulation.executor.views import (
 )
 from magma_core.simulation.executor.world import scene_geometry, world_state
 
-UNREAD: Any = object()  # conclude's default: read the slot's world now
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.executor.simulator import Simulator
+    from magma_core.simulation.stage import BaseTaskStage
+
+UNREAD: Final = object()  # conclude's default: read the slot's world now
 
 
 @dataclass
@@ -81,10 +86,10 @@ class DecisionStep:
     success: StageSuccess = StageSuccess.ONGOING
     stage_state: StageState = StageState.OPTIMAL
     verification: int | None = None
-    feedback: dict[str, Any] = field(default_factory=dict)
+    feedback: JSONDict = field(default_factory=dict)
     failure_reason: str | None = None
-    verified_obs: Any = None  # the slot's observation at its last goal verification
-    judge: dict[str, Any] | None = None
+    verified_obs: dict[str, object] | None = None  # the slot's observation at its last goal verification
+    judge: JSONDict | None = None
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     batch: SlotBatch | None = None
@@ -218,7 +223,7 @@ def classify(ctx: EngineContext, state: SlotState, decision: NormalizedDecision)
         step.kind = "batch" if decision.calls else "no_action"
     return step
 
-def text_only_refusal(refused: str, allowed: list[str], tools: list[dict[str, Any]]) -> str:
+def text_only_refusal(refused: str, allowed: list[str], tools: list[JSONDict]) -> str:
     """Why a text-only stage refuses a call, in the stage's terms: it wants an answer; the
     tools it lets the agent call first are named only when the task has them."""
     offered = {t.get("name") for t in tools if isinstance(t, dict)}
@@ -230,7 +235,7 @@ def text_only_refusal(refused: str, allowed: list[str], tools: list[dict[str, An
 
 
 def settle(
-    ctx: EngineContext, state: SlotState, step: DecisionStep, obs: dict[str, Any] | None
+    ctx: EngineContext, state: SlotState, step: DecisionStep, obs: dict[str, object] | None
 ) -> bool:
     """Outcome of the step for its stage; True when a new stage was entered."""
     stage = ctx.stages[step.stage_index]
@@ -304,7 +309,7 @@ def settle(
         )
     return advance(ctx, state, step, stage)
 
-def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: Any) -> bool:
+def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: BaseTaskStage) -> bool:
     """Apply the step's stage outcome to the episode; True when a new stage was entered."""
     step.stage_state = stage.get_stage_state(state.effective_tool_calls, step.success)
     stage_record = state.record.stages[step.stage_index]
@@ -339,7 +344,7 @@ def advance(ctx: EngineContext, state: SlotState, step: DecisionStep, stage: Any
 
 def conclude(
     ctx: EngineContext, state: SlotState, step: DecisionStep, elapsed: float,
-    world: Any = UNREAD,
+    world: object = UNREAD,
 ) -> StepOutcome:
     """Record the step in the episode and answer its ``StepOutcome`` (``world``: the slot's
     world after the step when already read)."""
@@ -418,7 +423,7 @@ def end_episode(state: SlotState, status: str, reason: str) -> None:
     record.wall_s = record.ended_at - record.started_at
     record.attributes = copy.deepcopy(state.attributes)
 
-def read_world(state: SlotState, sim: Any) -> dict[str, Any] | None:
+def read_world(state: SlotState, sim: Simulator) -> JSONDict | None:
     """The slot's compact world now. A world hook that fails (e.g. ``get_magma_extra_state``
     reporting NaN) ends the episode with an error, puts the slot's reference world back (so
     that the other slots' batched reads work) and gives None."""
@@ -435,7 +440,7 @@ def read_world(state: SlotState, sim: Any) -> dict[str, Any] | None:
     return None
 
 
-def rebuild_failed(sim: Any, states: list[SlotState | None],
+def rebuild_failed(sim: Simulator, states: list[SlotState | None],
                    outcomes: dict[int, StepOutcome]) -> None:
     """Put the reference world back into each slot whose episode this step ended with a
     scenario error: a world a faulty hook left behind must not reach the other slots'
@@ -450,7 +455,7 @@ def rebuild_failed(sim: Any, states: list[SlotState | None],
             continue
 
 
-def record_world(state: SlotState, sim: Any, world: Any = UNREAD) -> None:
+def record_world(state: SlotState, sim: Simulator, world: object = UNREAD) -> None:
     """Append the slot's world (``world`` when already read, see :func:`read_world`)."""
     state.record.worlds.append(read_world(state, sim) if world is UNREAD else world)
 

@@ -7,13 +7,18 @@ loop, the generator and the tool tester are written against it, never against ei
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import Decision, DecisionError
 from magma_core.simulation.executor.records import AgentView, StepOutcome
 from magma_core.simulation.executor.snapshots import SlotSnapshot
 from magma_core.simulation.tasks import BaseTask
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.executor.records import EpisodeRecord
+    from magma_core.simulation.stage import BaseTaskStage
 
 
 @runtime_checkable
@@ -28,13 +33,13 @@ class Engine(Protocol):
     @property
     def robot_names(self) -> list[str]: ...
 
-    def reset(self, seed: Any = None) -> None: ...
+    def reset(self, seed: int | Sequence[int | None] | None = None) -> None: ...
 
     def reset_slot(self, slot: int, seed: int | None = None, task: BaseTask | None = None) -> None: ...
 
     def task_of(self, slot: int) -> BaseTask: ...
 
-    def stages_for(self, task: BaseTask | None = None) -> list[Any]: ...
+    def stages_for(self, task: BaseTask | None = None) -> list[BaseTaskStage]: ...
 
     def agent_view(self, slot: int) -> AgentView: ...
 
@@ -42,11 +47,11 @@ class Engine(Protocol):
 
     def status(self, slot: int) -> str: ...
 
-    def record(self, slot: int) -> Any: ...  # an EpisodeRecord (or one carrying its vocabulary)
+    def record(self, slot: int) -> EpisodeRecord: ...  # or a record carrying its vocabulary
 
     def end_episode(self, slot: int, status: str, reason: str = "") -> bool: ...
 
-    def snapshot(self, slot: int, memory: dict[str, Any] | None = None) -> SlotSnapshot: ...
+    def snapshot(self, slot: int, memory: JSONDict | None = None) -> SlotSnapshot: ...
 
     def restore(self, slot: int, snapshot: SlotSnapshot) -> None: ...
 

@@ -29,8 +29,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures.verdict import Judge
 from magma_core.simulation.executor.control_record import ControlRecorder
 from magma_core.simulation.executor.decision_steps import (
@@ -50,6 +51,11 @@ from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.executor.task_contexts import TaskContexts, build_context
 from magma_core.simulation.executor.views import build_view, feedback_message
 from magma_core.simulation.tasks import BaseTask
+
+if TYPE_CHECKING:  # named for the annotations only
+    from numpy import ndarray  # the simulator's images (numpy comes with it)
+
+    from magma_core.simulation.stage import BaseTaskStage
 
 SeedArg = int | Sequence[int] | None
 
@@ -85,7 +91,7 @@ class Executor:
         seed: int = 0,
         judge: Judge | None = None,
         backend: str = "auto",
-        env_options: Mapping[str, Any] | None = None,
+        env_options: Mapping[str, object] | None = None,
         render: bool = False,
         fresh_scene: bool = True,
         sim: Simulator | None = None,
@@ -138,7 +144,7 @@ class Executor:
 
     # -- public properties -------------------------------------------------------------------
     @property
-    def stages(self) -> list[Any]:
+    def stages(self) -> list[BaseTaskStage]:
         """The stages as run (completion stages materialised)."""
         return list(self._ctx.stages)
 
@@ -151,7 +157,7 @@ class Executor:
         return list(self._ctx.robot_names)
 
     @property
-    def tool_descriptions(self) -> list[dict[str, Any]]:
+    def tool_descriptions(self) -> list[JSONDict]:
         return copy.deepcopy(self._ctx.tool_descriptions)
 
     @property
@@ -219,7 +225,7 @@ class Executor:
         self._check_slot(slot)
         return self._slot_ctxs[slot].task
 
-    def camera_images(self, slot: int) -> dict[str, Any]:
+    def camera_images(self, slot: int) -> dict[str, ndarray]:
         """Camera name → RGB image (uint8 ``H x W x 3``) of ``slot`` now; ``{}`` without ``render``."""
         images = getattr(self._ctx.sim, "camera_images", None)
         return dict(images(slot)) if callable(images) else {}
@@ -255,7 +261,7 @@ class Executor:
         return True
 
     # -- snapshots ---------------------------------------------------------------------------
-    def snapshot(self, slot: int, memory: dict[str, Any] | None = None) -> SlotSnapshot:
+    def snapshot(self, slot: int, memory: JSONDict | None = None) -> SlotSnapshot:
         """The whole of ``slot`` (world and episode state, the task it runs, plus the agent
         ``memory`` a front end carries), frozen; see
         :mod:`magma_core.simulation.executor.snapshots`."""
@@ -287,7 +293,7 @@ class Executor:
         snapshot = SlotSnapshot.from_bytes(blob, ctx)
         return snapshot if ctx is self._ctx else dataclasses.replace(snapshot, task=ctx.task)
 
-    def stages_for(self, task: BaseTask | None = None) -> list[Any]:
+    def stages_for(self, task: BaseTask | None = None) -> list[BaseTaskStage]:
         """The stages of ``task`` (None: the executor's) as this executor runs them."""
         return list(self._ctx_of(task).stages)
 
@@ -307,7 +313,7 @@ class Executor:
         self.close()
 
     # -- stepping ----------------------------------------------------------------------------
-    def submit(self, decisions: Mapping[int, Any]) -> dict[int, StepOutcome]:
+    def submit(self, decisions: Mapping[int, object]) -> dict[int, StepOutcome]:
         """Run one decision per listed slot; tool batches of all slots share simulator steps.
 
         A decision is a ``Decision`` (or a mapping with ``say`` / ``tool_calls``). Anything

@@ -12,20 +12,24 @@ stage starts, which the run loop reports.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from magma_core.simulation.executor.verification import slice_obs
 from magma_core.simulation.stage import BaseTaskStage
 
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.executor.slots import EngineContext, SlotState
+    from magma_core.simulation.goals.base import BaseGoal
+
 MAX_GOALS_NAMED = 6
 
 
-def goal_scores(stage: BaseTaskStage, obs: dict[str, Any]) -> list[tuple[Any, int | None]]:
+def goal_scores(stage: BaseTaskStage, obs: dict[str, object]) -> list[tuple[BaseGoal, int | None]]:
     """``(goal, score)`` of each goal of ``stage`` on a one-slot observation; None for a goal
     that raised or returned no score (the verification itself reports those)."""
-    out: list[tuple[Any, int | None]] = []
+    out: list[tuple[BaseGoal, int | None]] = []
     for goal in stage.goals:
         try:
             score = goal.verify(obs)
@@ -36,7 +40,7 @@ def goal_scores(stage: BaseTaskStage, obs: dict[str, Any]) -> list[tuple[Any, in
     return out
 
 
-def _positions(goal: Any, obs: dict[str, Any]) -> list[str]:
+def _positions(goal: BaseGoal, obs: dict[str, object]) -> list[str]:
     """``name at (x, y, z)`` for each string attribute of ``goal`` naming an observed pose."""
     extra = obs.get("extra") if isinstance(obs, dict) else None
     if not isinstance(extra, dict):
@@ -57,7 +61,7 @@ def _positions(goal: Any, obs: dict[str, Any]) -> list[str]:
     return out
 
 
-def unmet_goals(stage: BaseTaskStage, obs: dict[str, Any] | None) -> str:
+def unmet_goals(stage: BaseTaskStage, obs: dict[str, object] | None) -> str:
     """`` Unmet goals: GOAL = SCORE (positions); ...`` for the goals of ``stage`` that do
     not hold on the one-slot ``obs`` (its last verification); "" when there is none to name."""
     if obs is None or not stage.goals:
@@ -75,7 +79,7 @@ def unmet_goals(stage: BaseTaskStage, obs: dict[str, Any] | None) -> str:
     return " Unmet goals at the last verification: " + "; ".join(parts[:MAX_GOALS_NAMED]) + more + "."
 
 
-def already_met_warning(stage: BaseTaskStage, index: int, obs: dict[str, Any]) -> str | None:
+def already_met_warning(stage: BaseTaskStage, index: int, obs: dict[str, object]) -> str | None:
     """The warning for an action stage whose goals all hold on ``obs`` at its start (None
     otherwise, and for text-only stages, stages without goals or with a log check)."""
     if stage.is_text_only() or not stage.goals or stage.has_log_verification():
@@ -90,7 +94,7 @@ def already_met_warning(stage: BaseTaskStage, index: int, obs: dict[str, Any]) -
             "initial state")
 
 
-def note_stage_start(ctx: Any, state: Any, obs: dict[str, Any] | None = None) -> None:
+def note_stage_start(ctx: EngineContext, state: SlotState, obs: dict[str, object] | None = None) -> None:
     """Record :func:`already_met_warning` for the slot's current stage in its episode's
     warnings (``obs``: the batch's observation when already read; else it is read)."""
     stage = ctx.stages[state.stage_index]

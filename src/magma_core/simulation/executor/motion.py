@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from magma_core.simulation.data_structures import ToolExecution
 
 if TYPE_CHECKING:
+    from magma_core.simulation.executor.simulator import Simulator
     from magma_core.simulation.motion import MotionConfig
 
 
@@ -53,7 +54,7 @@ class SimMotion:
     that order); all slots step together.
     """
 
-    def __init__(self, sim: Any, config: MotionConfig | None = None) -> None:
+    def __init__(self, sim: Simulator, config: MotionConfig | None = None) -> None:
         from magma_core.simulation.motion import MotionRunner  # the simulator: imported late
 
         self._runner = MotionRunner(sim, config)
@@ -75,6 +76,6 @@ class SimMotion:
         return MotionReport(failures=failures, steps=run.steps, slot_steps=dict(run.slot_steps))
 
 
-def default_motion(sim: Any) -> SimMotion:
+def default_motion(sim: Simulator) -> SimMotion:
     """The motion driver for a real ``SimBatch``."""
     return SimMotion(sim)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import Decision, DecisionError, ToolCall
 from magma_core.simulation.data_structures.decisions import RefusedToolCall
 
@@ -19,11 +19,11 @@ class NormalizedCall:
     """A call as the engine runs it; ``error`` is set when the agent's call was malformed."""
 
     name: str
-    arguments: Any
+    arguments: object
     target_robot_name: str | None
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         arguments = self.arguments if isinstance(self.arguments, dict) else repr(self.arguments)
         return {"name": self.name, "arguments": arguments, "target_robot_name": self.target_robot_name}
 
@@ -35,22 +35,22 @@ class NormalizedDecision:
     say: str = ""
     calls: list[NormalizedCall] = field(default_factory=list)
     error: str | None = None
-    raw: Any = None
+    raw: object = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"say": self.say, "tool_calls": [c.to_dict() for c in self.calls]}
+    def to_dict(self) -> JSONDict:
+        out: JSONDict = {"say": self.say, "tool_calls": [c.to_dict() for c in self.calls]}
         if self.error is not None:
             out["error"] = self.error
             out["raw"] = _short_repr(self.raw)
         return out
 
 
-def _short_repr(value: Any, limit: int = 2000) -> str:
+def _short_repr(value: object, limit: int = 2000) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def normalize_call(raw: Any) -> NormalizedCall:
+def normalize_call(raw: object) -> NormalizedCall:
     """A ``ToolCall`` (or a mapping with name/arguments/target_robot_name) → ``NormalizedCall``."""
     if isinstance(raw, RefusedToolCall):
         arguments = raw.arguments if isinstance(raw.arguments, dict) else {}
@@ -86,7 +86,7 @@ def normalize_call(raw: Any) -> NormalizedCall:
     return NormalizedCall(name, dict(arguments), robot)
 
 
-def normalize_decision(raw: Any) -> NormalizedDecision:
+def normalize_decision(raw: object) -> NormalizedDecision:
     """A ``Decision`` (or a mapping with say/tool_calls) → ``NormalizedDecision``; never raises.
 
     A ``DecisionError`` (the agent failed to decide) is kept as an error: nothing runs.

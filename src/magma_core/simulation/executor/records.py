@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import StageState, StageSuccess, ToolErrorFlag
 from magma_core.simulation.data_structures.jsonable import jsonable
 from magma_core.simulation.executor.normalize import NormalizedDecision
@@ -36,7 +37,7 @@ class ViewMessage:
     kind: ViewKind
     content: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"kind": self.kind, "content": self.content}
 
 
@@ -55,8 +56,8 @@ class AgentView:
     instruction: str
     kind: ViewKind
     messages: list[ViewMessage]
-    tools: list[dict[str, Any]]
-    attributes: dict[str, Any]
+    tools: list[JSONDict]
+    attributes: JSONDict
     robot_names: list[str]
     stage_index: int
     num_stages: int
@@ -64,10 +65,10 @@ class AgentView:
     text_only: bool
     episode_over: bool
     status: str
-    feedback: dict[str, Any] | None = None
+    feedback: JSONDict | None = None
     callable_tools: list[str] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "slot": self.slot,
             "instruction": self.instruction,
@@ -93,7 +94,7 @@ class CallOutcome:
 
     robot: str | None
     tool: str
-    arguments: dict[str, Any]
+    arguments: JSONDict
     ok: bool
     message: str
     failure_flag: ToolErrorFlag = ToolErrorFlag.NONE
@@ -101,9 +102,9 @@ class CallOutcome:
     injected: bool = False
     forgiven: bool = False
     must_fail_stage: bool = False
-    log: dict[str, Any] | None = None
-    state_updates: list[dict[str, Any]] = field(default_factory=list)
-    context: dict[str, Any] = field(default_factory=dict)
+    log: JSONDict | None = None
+    state_updates: list[JSONDict] = field(default_factory=list)
+    context: JSONDict = field(default_factory=dict)
     attempts: int = 1
 
     def to_line(self) -> str:
@@ -113,7 +114,7 @@ class CallOutcome:
         verb = "succeed" if self.ok else "failed"
         return f"{self.robot or '?'}: {self.tool} {verb} with message: {self.message}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "robot": self.robot,
             "tool": self.tool,
@@ -177,7 +178,7 @@ class StepOutcome:
     def episode_over(self) -> bool:
         return self.status != RUNNING
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "slot": self.slot,
             "step_index": self.step_index,
@@ -213,11 +214,11 @@ class StepRecord:
     tool_calls: int
     forgiven_tool_calls: int
     timings: dict[str, float]
-    judge: dict[str, Any] | None = None
+    judge: JSONDict | None = None
     notes: list[str] = field(default_factory=list)
     error_descriptions: list[str] = field(default_factory=list)  # the stage's active errors
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return jsonable(self.__dict__)
 
 
@@ -236,10 +237,10 @@ class StageRecord:
     state: str | None = None
     tool_calls: int = 0
     forgiven_tool_calls: int = 0
-    active_errors: dict[str, Any] = field(default_factory=dict)
+    active_errors: JSONDict = field(default_factory=dict)
     error_descriptions: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return jsonable(self.__dict__)
 
 
@@ -254,11 +255,11 @@ class EpisodeRecord:
     robot_names: list[str]
     stages: list[StageRecord]
     steps: list[StepRecord] = field(default_factory=list)
-    logs: list[dict[str, Any]] = field(default_factory=list)
+    logs: list[JSONDict] = field(default_factory=list)
     status: str = RUNNING
     reason: str = ""
     traceback: str | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: JSONDict = field(default_factory=dict)
     started_at: float = 0.0
     ended_at: float | None = None
     wall_s: float = 0.0
@@ -266,8 +267,8 @@ class EpisodeRecord:
     sim_steps: int = 0
     #: World states for replays (see ``executor.world``): [0] at the start, [i + 1] after
     #: step i. Kept out of ``to_dict()``; ``world_dict()`` gives them with the scene.
-    worlds: list[dict[str, Any] | None] = field(default_factory=list)
-    scene: dict[str, Any] = field(default_factory=dict)
+    worlds: list[JSONDict | None] = field(default_factory=list)
+    scene: JSONDict = field(default_factory=dict)
     #: Scenario warnings found while the episode ran (e.g. a stage whose goals all hold
     #: when it starts: see ``executor.goal_report``); in ``to_dict()`` only when any.
     warnings: list[str] = field(default_factory=list)
@@ -290,11 +291,11 @@ class EpisodeRecord:
     def tool_calls(self) -> int:
         return sum(s.tool_calls for s in self.stages)
 
-    def world_dict(self) -> dict[str, Any]:
+    def world_dict(self) -> JSONDict:
         """The scene geometry and the world state at the start and after each step."""
         return {"scene": jsonable(self.scene), "states": jsonable(self.worlds)}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "task": self.task,
             "env_id": self.env_id,

@@ -8,7 +8,12 @@ simulator beyond these members; motion goes through the motion seam (``executor.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from magma_core.simulation.data_structures.state_tree import StateNode, StateTree
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.envs.sim_batch import WorldSnapshot
 
 
 @runtime_checkable
@@ -18,33 +23,33 @@ class Simulator(Protocol):
     num_slots: int
     robot_names: list[str]
 
-    def robots(self, slot: int = 0) -> Mapping[str, Any]:
+    def robots(self, slot: int = 0) -> Mapping[str, object]:
         """Robot name -> the robot object of ``slot`` (tools bind to them)."""
         ...
 
     def reset(
         self, seed: int | Sequence[int | None] | None = None, slots: Iterable[int] | None = None
-    ) -> Any:
+    ) -> object:
         """Start new episodes in ``slots`` (default all) with the given seeds."""
         ...
 
-    def observe(self) -> dict[str, Any]:
+    def observe(self) -> dict[str, object]:
         """The batched observation of every slot."""
         ...
 
-    def get_state(self) -> dict[str, Any]:
+    def get_state(self) -> StateTree:
         """The batched env state (leading slot dimension)."""
         ...
 
-    def set_state(self, state: Mapping[str, Any], slots: Iterable[int] | None = None) -> None:
+    def set_state(self, state: Mapping[str, StateNode], slots: Iterable[int] | None = None) -> None:
         """Write ``state``'s rows of ``slots`` (default all) into the simulator."""
         ...
 
-    def save_slot(self, slot: int) -> Any:
+    def save_slot(self, slot: int) -> WorldSnapshot:
         """A snapshot of one slot's world."""
         ...
 
-    def restore_slot(self, slot: int, snapshot: Any, *, seed: int | None = None) -> None:
+    def restore_slot(self, slot: int, snapshot: WorldSnapshot, *, seed: int | None = None) -> None:
         """Put a snapshot taken by :meth:`save_slot` back into ``slot``."""
         ...
 

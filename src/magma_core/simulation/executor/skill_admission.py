@@ -17,8 +17,8 @@ The public messages (one per conflict):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import ToolErrorFlag
 from magma_core.simulation.executor.normalize import NormalizedCall
 from magma_core.simulation.executor.records import CallOutcome
@@ -63,7 +63,7 @@ def _resolve_robot(call: NormalizedCall, robots: list[str]) -> tuple[str | None,
     return robot, None
 
 
-def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any], name: str) -> str | None:
+def _check_arguments(schema: dict[str, JSONDict], arguments: JSONDict, name: str) -> str | None:
     unknown = sorted(set(arguments) - set(schema))
     if unknown:
         return f"Unknown argument(s) {unknown} for {name}. Expected: {sorted(schema)}."

@@ -14,8 +14,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import decode_value, encode_value
 from magma_core.simulation.skills import (
     CANCEL_CURRENT_ACTION,
@@ -36,7 +36,7 @@ class SkillAPI:
     that needs a tool the task does not have, or two skills with one name.
     """
 
-    def __init__(self, tool_descriptions: Sequence[dict[str, Any]], skills: Iterable[type[BaseSkill]]):
+    def __init__(self, tool_descriptions: Sequence[JSONDict], skills: Iterable[type[BaseSkill]]):
         tools = {t["name"]: t for t in tool_descriptions}
         skills = list(skills)
         self.classes: dict[str, type[BaseSkill]] = {CANCEL_CURRENT_ACTION: CancelCurrentActionSkill}
@@ -58,7 +58,7 @@ class SkillAPI:
             self.classes[name] = build_mono_tool_skill_class(tool)
         self._agent_tools = agent_tools(list(tools.values()), skills)
 
-    def descriptions(self) -> list[dict[str, Any]]:
+    def descriptions(self) -> list[JSONDict]:
         """The agent's tools list: one entry per skill (``skills.agent_tools``)."""
         return copy.deepcopy(self._agent_tools)
 
@@ -68,7 +68,7 @@ class RunningSkill:
     """One skill call on one robot: the instance and its next tool call (None: not started)."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: JSONDict
     robot: str
     skill: BaseSkill
     pending: CallTick | None = None
@@ -132,7 +132,7 @@ class SkillSlotState:
         self.running.update(self.suspended)
         self.suspended.clear()
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JSONDict:
         """JSON-compatible data (see :func:`skill_state_from_data`); nothing is evaluated."""
         return {
             "running": {r: _work_to_data(w) for r, w in self.running.items()},
@@ -140,7 +140,7 @@ class SkillSlotState:
             "before_resume": None if self.before_resume is None else self.before_resume.to_data(),
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         """A readable summary (for records and the tool tester)."""
         return {
             "running": {r: w.label() for r, w in self.running.items()},
@@ -148,7 +148,7 @@ class SkillSlotState:
         }
 
 
-def _work_to_data(work: RunningSkill) -> dict[str, Any]:
+def _work_to_data(work: RunningSkill) -> JSONDict:
     pending = work.pending
     return {
         "name": work.name,
@@ -160,7 +160,7 @@ def _work_to_data(work: RunningSkill) -> dict[str, Any]:
     }
 
 
-def _work_from_data(data: dict[str, Any], api: SkillAPI) -> RunningSkill:
+def _work_from_data(data: JSONDict, api: SkillAPI) -> RunningSkill:
     cls = api.classes.get(data["name"])
     if cls is None:
         raise ValueError(f"the snapshot runs skill {data['name']!r}, which this task does not have")
@@ -177,7 +177,7 @@ def _work_from_data(data: dict[str, Any], api: SkillAPI) -> RunningSkill:
     )
 
 
-def skill_state_from_data(data: dict[str, Any], api: SkillAPI) -> SkillSlotState:
+def skill_state_from_data(data: JSONDict, api: SkillAPI) -> SkillSlotState:
     """The inverse of ``SkillSlotState.to_data`` for the skills ``api`` knows."""
     before = data.get("before_resume")
     return SkillSlotState(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.simulation.data_structures import StageSuccess, ToolErrorFlag
 from magma_core.simulation.executor.batch import run_batches
@@ -42,6 +42,9 @@ from magma_core.simulation.executor.views import (
     stage_entry_messages,
 )
 from magma_core.simulation.skills import CallTick, MessTick, RobotToolStatus
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.executor.slots import EngineContext
 
 ROBOT_STATUSES = "robot_statuses"
 
@@ -132,7 +135,7 @@ def _next_calls(skills: SkillSlotState, step: SkillStep) -> list[NormalizedCall]
     return calls
 
 
-def _check_tick(work: RunningSkill, tick: Any) -> CallTick:
+def _check_tick(work: RunningSkill, tick: object) -> CallTick:
     if not isinstance(tick, CallTick):
         raise TypeError(f"skill {work.name} returned {type(tick).__name__}, expected a tick")
     return tick
@@ -194,7 +197,7 @@ def _after_round(ctx: EngineContext, state: SlotState, step: SkillStep, entered:
 
 def _run_rounds(
     ctx: EngineContext, states: dict[int, SlotState], steps: dict[int, SkillStep],
-    slot_ctx: Any,
+    slot_ctx: EngineContext,
 ) -> None:
     while True:
         calls: dict[int, list[NormalizedCall]] = {}
@@ -242,7 +245,7 @@ def _run_rounds(
                     fail_with_error(states[slot], "sampling stage errors", exc)
 
 
-def _settle_without_rounds(ctx: EngineContext, state: SlotState, step: SkillStep, obs: Any) -> bool:
+def _settle_without_rounds(ctx: EngineContext, state: SlotState, step: SkillStep, obs: dict[str, object]) -> bool:
     """The outcome of an answer that ran no tool: refused calls, cancels, or an answer."""
     main = step.main
     if main.kind != "skills":
@@ -283,7 +286,7 @@ def _final_feedback(ctx: EngineContext, state: SlotState, step: SkillStep) -> No
 
 def submit_with_skills(
     ctx: EngineContext, states: dict[int, SlotState], decisions: dict[int, NormalizedDecision],
-    elapsed_start: float, slot_ctx: Any = None,
+    elapsed_start: float, slot_ctx: EngineContext | None = None,
 ) -> dict[int, StepOutcome]:
     """``Executor.submit`` with skills on (see the module docstring). ``ctx`` is shared by
     every slot (simulator, tools, robots); ``slot_ctx[slot]`` is each slot's task and stages

@@ -10,10 +10,13 @@ from __future__ import annotations
 import random
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import Log
+from magma_core.simulation.data_structures.tools import ErrorArgs
 from magma_core.simulation.data_structures.verdict import Judge
+from magma_core.simulation.errors.base import BaseError
 from magma_core.simulation.executor.motion import MotionDriver
 from magma_core.simulation.executor.records import (
     RUNNING,
@@ -21,7 +24,13 @@ from magma_core.simulation.executor.records import (
     ViewMessage,
 )
 from magma_core.simulation.executor.simulator import Simulator
+from magma_core.simulation.executor.skill_state import SkillAPI, SkillSlotState
+from magma_core.simulation.stage import BaseTaskStage
 from magma_core.simulation.tasks import BaseTask
+from magma_core.simulation.tools import BaseToolsAPI
+
+if TYPE_CHECKING:  # the simulator's type, named for the annotations only (no simulator import)
+    from magma_core.simulation.envs.sim_batch import WorldSnapshot
 
 # At most this many failed calls per stage are forgiven (not counted against the budget)
 # because the system caused them: an injected error, or a motion the planner could not plan.
@@ -33,14 +42,14 @@ class EngineContext:
     """What the engine's step functions share: the task's stages, simulator, motion and tools."""
 
     task: BaseTask
-    stages: list[Any]
+    stages: list[BaseTaskStage]
     sim: Simulator
     motion: MotionDriver
-    tools: list[Any]  # one bound tool instance per slot
+    tools: list[BaseToolsAPI]  # one bound tool instance per slot
     robot_names: list[str]
-    tool_descriptions: list[dict[str, Any]]
+    tool_descriptions: list[JSONDict]
     judge: Judge | None = None
-    skills: Any = None  # a SkillAPI when the task runs with skills (see skill_steps)
+    skills: SkillAPI | None = None  # when the task runs with skills (see skill_steps)
     #: stage -> what checking its goals on the whole batch found ("" when right; see
     #: ``verification.check_goals_on_batch``); weak keys: a generated task's stages may go
     goal_batch_checks: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary)
@@ -58,21 +67,21 @@ class SlotState:
     seed: int
     rng: random.Random
     record: EpisodeRecord
-    attributes: dict[str, Any]
-    reference: Any = None
+    attributes: JSONDict
+    reference: WorldSnapshot | None = None
     status: str = RUNNING
     stage_index: int = 0
     tool_calls: int = 0
     forgiven_tool_calls: int = 0
     logs: list[Log] = field(default_factory=list)
     stage_log_start: int = 0
-    active_errors: list[Any] = field(default_factory=list)
-    error_args: dict[str, Any] = field(default_factory=dict)
+    active_errors: list[BaseError] = field(default_factory=list)
+    error_args: ErrorArgs = field(default_factory=dict)
     messages: list[ViewMessage] = field(default_factory=list)
-    feedback: dict[str, Any] | None = None
+    feedback: JSONDict | None = None
     last_user_instruction: str = ""
     step_index: int = 0
-    skills: Any = None  # the slot's SkillSlotState when the task runs with skills
+    skills: SkillSlotState | None = None  # when the task runs with skills
 
     @property
     def running(self) -> bool:

@@ -33,10 +33,12 @@ import random
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import decode_value, encode_value
 from magma_core.simulation.data_structures import Log
+from magma_core.simulation.data_structures.state_tree import StateTree
 from magma_core.simulation.executor.records import (
     EpisodeRecord,
     StageRecord,
@@ -48,7 +50,11 @@ from magma_core.simulation.executor.slots import EngineContext, SlotState
 from magma_core.simulation.tasks import BaseTask
 
 if TYPE_CHECKING:
+    from magma_core.simulation.data_structures.state_tree import StateTree
+    from magma_core.simulation.data_structures.tools import ErrorArgs
     from magma_core.simulation.envs.sim_batch import WorldSnapshot
+    from magma_core.simulation.errors.base import BaseError
+    from magma_core.simulation.randomizer import RuntimeRandomizer
 
 FORMAT = "magma.slot_snapshot.v1"
 
@@ -60,7 +66,7 @@ class SlotSnapshot:
     ``memory`` is the agent's memory at that point, carried for front ends that branch (the
     engine itself never reads it). ``task`` is the task the slot ran: restoring the snapshot
     makes the slot run it (a definition's trees run different tasks). ``vocabulary`` is the
-    public-vocabulary seam's (see ``vocabulary``). Neither is serialised: ``from_bytes`` takes
+    public-names seam's (see ``vocabulary``). Neither is serialised: ``from_bytes`` takes
     them back from the caller (the generation store keeps each tree's task and vocabulary).
     """
 
@@ -74,28 +80,28 @@ class SlotSnapshot:
     forgiven_tool_calls: int
     logs: tuple[Log, ...]
     stage_log_start: int
-    active_errors: tuple[Any, ...]
-    error_args: dict[str, Any]
-    attributes: dict[str, Any]
+    active_errors: tuple[BaseError, ...]
+    error_args: ErrorArgs
+    attributes: JSONDict
     messages: tuple[ViewMessage, ...]
-    feedback: dict[str, Any] | None
+    feedback: JSONDict | None
     last_user_instruction: str
     step_index: int
-    record: dict[str, Any]  # the episode record's header fields
+    record: JSONDict  # the episode record's header fields
     record_stages: tuple[StageRecord, ...]
     record_steps: tuple[StepRecord, ...]
-    record_logs: tuple[dict[str, Any], ...]
-    memory: dict[str, Any] = field(default_factory=dict)
+    record_logs: tuple[JSONDict, ...]
+    memory: JSONDict = field(default_factory=dict)
     skills: SkillSlotState | None = None  # running and suspended skills (engines with skills)
-    record_worlds: tuple[dict[str, Any] | None, ...] = ()  # the world after each step (shared)
-    record_scene: dict[str, Any] = field(default_factory=dict)  # written once per episode (shared)
+    record_worlds: tuple[JSONDict | None, ...] = ()  # the world after each step (shared)
+    record_scene: JSONDict = field(default_factory=dict)  # written once per episode (shared)
     # Not serialised (a store keeps them once, beside the snapshots): the task the slot ran
-    # (None: the executor's own) and the public vocabulary the agent saw (None: canonical).
+    # (None: the executor's own) and the public names the agent saw (None: canonical).
     task: BaseTask | None = field(default=None, compare=False)
-    vocabulary: Any = field(default=None, compare=False)
+    vocabulary: RuntimeRandomizer | None = field(default=None, compare=False)
 
     # -- serialisation -----------------------------------------------------------------------
-    def to_dict(self, ctx: EngineContext | None = None, *, steps: bool = True) -> dict[str, Any]:
+    def to_dict(self, ctx: EngineContext | None = None, *, steps: bool = True) -> JSONDict:
         """A JSON-compatible dict. Active errors are stored as their index in the stage's
         ``possible_errors`` (``ctx`` gives the stages; without it, by name). Without
         ``steps`` the episode record's step list and world states are left out (a store that
@@ -141,7 +147,7 @@ class SlotSnapshot:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], ctx: EngineContext) -> SlotSnapshot:
+    def from_dict(cls, data: JSONDict, ctx: EngineContext) -> SlotSnapshot:
         """The inverse of :meth:`to_dict` for the task ``ctx`` runs."""
         if data.get("format") != FORMAT:
             raise ValueError(f"not a slot snapshot ({data.get('format')!r}, expected {FORMAT!r})")
@@ -217,7 +223,7 @@ _RECORD_HEADER = tuple(
 )
 
 
-def capture(state: SlotState, world: WorldSnapshot, memory: dict[str, Any] | None = None,
+def capture(state: SlotState, world: WorldSnapshot, memory: JSONDict | None = None,
             task: BaseTask | None = None) -> SlotSnapshot:
     """A snapshot of ``state`` with the slot's world state ``world`` (``sim.save_slot``) and
     the ``task`` it runs (None: the executor's)."""
@@ -289,7 +295,7 @@ def rebuild(snapshot: SlotSnapshot, slot: int) -> SlotState:
     )
 
 
-def _skills_from_data(data: dict[str, Any] | None, ctx: EngineContext) -> SkillSlotState | None:
+def _skills_from_data(data: JSONDict | None, ctx: EngineContext) -> SkillSlotState | None:
     if data is None:
         return None
     if ctx.skills is None:
@@ -297,20 +303,20 @@ def _skills_from_data(data: dict[str, Any] | None, ctx: EngineContext) -> SkillS
     return skill_state_from_data(data, ctx.skills)
 
 
-def _encode_fields(record: StageRecord) -> dict[str, Any]:
+def _encode_fields(record: StageRecord) -> JSONDict:
     """A stage record's fields (plain values), encoded: ``encode_value`` builds new containers,
     so the deep copy of ``dataclasses.asdict`` is not needed."""
     return encode_value({f.name: getattr(record, f.name) for f in dataclasses.fields(record)})
 
 
-def _encode_world(world: Any) -> dict[str, Any]:
+def _encode_world(world: WorldSnapshot | StateTree) -> JSONDict:
     """A ``SimBatch`` snapshot, or a stand-in simulator's own state tree."""
     if hasattr(world, "state"):
         return {"kind": "snapshot", "state": encode_value(world.state)}
     return {"kind": "tree", "state": encode_value(world)}
 
 
-def _decode_world(data: dict[str, Any]) -> Any:
+def _decode_world(data: JSONDict) -> WorldSnapshot | StateTree:
     if data.get("kind") == "tree":
         return decode_value(data["state"])
     from magma_core.simulation.envs.sim_batch import WorldSnapshot  # the simulator's, on demand
@@ -318,7 +324,7 @@ def _decode_world(data: dict[str, Any]) -> Any:
     return WorldSnapshot(decode_value(data["state"]))
 
 
-def _log_to_dict(log: Log) -> dict[str, Any]:
+def _log_to_dict(log: Log) -> JSONDict:
     return {
         "content": encode_value(log.content),
         "action": log.action,
@@ -327,14 +333,14 @@ def _log_to_dict(log: Log) -> dict[str, Any]:
     }
 
 
-def _log_from_dict(data: dict[str, Any]) -> Log:
+def _log_from_dict(data: JSONDict) -> Log:
     log = Log(decode_value(data["content"]), data.get("action"))
     log.function = data.get("function")
     log.stage_id = data.get("stage_id")
     return log
 
 
-def _tuples(value: Any) -> Any:
+def _tuples(value: object) -> object:
     """``random.Random.setstate`` needs tuples where JSON gave lists."""
     if isinstance(value, list):
         return tuple(_tuples(v) for v in value)

@@ -10,8 +10,8 @@ leaves differ from the world's layout (shape, dtype kind) or whose slot row is n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TypeAlias
 
 import torch
 
@@ -40,14 +40,15 @@ def _kind(dtype: torch.dtype) -> str:
     return "int"
 
 
-def _shape(shape: Any) -> str:
+def _shape(shape: Iterable[int]) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
-Layout = dict[str, Any]  # a state tree's shape: (shape, dtype) at every tensor leaf
+#: A state tree's shape: ``(shape, dtype)`` at every tensor leaf.
+Layout: TypeAlias = dict[str, "tuple[tuple[int, ...], torch.dtype] | Layout"]
 
 
-def layout_of(tree: Mapping[str, Any]) -> Layout:
+def layout_of(tree: Mapping[str, object]) -> Layout:
     """The layout of a state tree: ``(shape, dtype)`` in place of every tensor leaf."""
     out: Layout = {}
     for key, value in tree.items():
@@ -58,7 +59,7 @@ def layout_of(tree: Mapping[str, Any]) -> Layout:
     return out
 
 
-def check_returned_state(new: Any, layout: Layout, slot: int, what: str) -> None:
+def check_returned_state(new: object, layout: Layout, slot: int, what: str) -> None:
     """Refuse ``new`` (a state tree returned by ``what``) unless each of its leaves exists in
     ``layout`` (that of the batched state it was given, see :func:`layout_of`) with the same
     shape and dtype kind, and row ``slot`` of every floating leaf is finite. Leaves ``new``
@@ -101,13 +102,13 @@ def check_finite(value: torch.Tensor, prefix: str, suffix: str = "") -> None:
         raise StateRefused(" ".join(p for p in (prefix, f"non-finite values ({bad})", suffix) if p))
 
 
-def check_world(snapshot_state: Mapping[str, Any], what: str) -> None:
+def check_world(snapshot_state: Mapping[str, object], what: str) -> None:
     """Refuse a slot's saved world (leaves ``[1, ...]``) holding NaN or infinity."""
     for name, leaf in _leaves(snapshot_state, ()):
         check_finite(leaf, f"{what} left {name} with")
 
 
-def _leaves(tree: Mapping[str, Any], path: tuple[str, ...]):
+def _leaves(tree: Mapping[str, object], path: tuple[str, ...]) -> Iterator[tuple[str, torch.Tensor]]:
     for key, value in tree.items():
         here = (*path, str(key))
         if isinstance(value, Mapping):

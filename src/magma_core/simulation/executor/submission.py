@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from magma_core.simulation.executor.batch import run_batches
 from magma_core.simulation.executor.decision_steps import (
@@ -37,7 +36,7 @@ from magma_core.simulation.executor.verification import sample_stage_errors, set
 
 def submit_decisions(ctx: EngineContext, slot_ctx: Sequence[EngineContext],
                      slots: list[SlotState | None], state_of: Callable[[int], SlotState],
-                     decisions: Mapping[int, Any]) -> dict[int, StepOutcome]:
+                     decisions: Mapping[int, object]) -> dict[int, StepOutcome]:
     """Run ``decisions`` (slot → decision) on the engine ``ctx`` shared by every slot
     (simulator, motion, tools, robots); ``slot_ctx[slot]`` is each slot's task and stages,
     ``slots`` the slot states (a failed world is rebuilt in it), ``state_of`` checks a slot."""
@@ -95,7 +94,7 @@ def submit_decisions(ctx: EngineContext, slot_ctx: Sequence[EngineContext],
 
 
 def _submit_with_skills(ctx: EngineContext, slot_ctx: Sequence[EngineContext], slots: list[SlotState | None],
-                        state_of: Callable[[int], SlotState], decisions: Mapping[int, Any],
+                        state_of: Callable[[int], SlotState], decisions: Mapping[int, object],
                         start: float) -> dict[int, StepOutcome]:
     outcomes: dict[int, StepOutcome] = {}
     states, normalized = {}, {}

@@ -7,7 +7,7 @@ with one message, whoever runs it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.simulation.tasks import (
     BaseTask,
@@ -16,12 +16,16 @@ from magma_core.simulation.tasks import (
 )
 from magma_core.user_error import UserError
 
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.data_structures.verdict import Judge
+    from magma_core.simulation.stage import BaseTaskStage
+
 
 class MissingJudgeError(UserError, ValueError):
     """The task has stages a judge validates, and no judge was given."""
 
 
-def stages_to_run(task: BaseTask, judge: Any) -> list[Any]:
+def stages_to_run(task: BaseTask, judge: Judge | None) -> list[BaseTaskStage]:
     """``task.validate()``, then the stages as run (answer flags materialised into completion
     stages; the task itself is not modified). Raises :class:`MissingJudgeError` when the task
     has JUDGE text-only stages and ``judge`` is None."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.simulation.data_structures.verdict import Judge
 from magma_core.simulation.executor.motion import MotionDriver
@@ -21,11 +21,14 @@ from magma_core.simulation.executor.slots import EngineContext
 from magma_core.simulation.executor.task_check import stages_to_run
 from magma_core.simulation.tasks import BaseTask
 
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tools import BaseToolsAPI
+
 #: Contexts of other tasks kept for restores (a generation's trees each run their own task).
 TASK_CONTEXTS_KEPT = 64
 
 
-def robot_names(task: BaseTask, sim: Any) -> list[str]:
+def robot_names(task: BaseTask, sim: Simulator) -> list[str]:
     """The task's names for the simulator's robots (``ValueError`` if ``known_robots`` differs)."""
     sim_names = list(getattr(sim, "robot_names", []) or ["robot"])
     names = task.initialization_parameters.resolve_agent_names(sim_names, task.name)
@@ -109,7 +112,7 @@ class TaskContexts:
         return ctx
 
 
-def bound_tools(tools_cls: type, robot_names: list[str], sim: Any, slot: int) -> Any:
+def bound_tools(tools_cls: type, robot_names: list[str], sim: Simulator, slot: int) -> BaseToolsAPI:
     """A ``tools_cls`` instance bound to the robots of ``slot`` (named as the task names them)."""
     tools = tools_cls()
     tools.bind_robots(dict(zip(robot_names, sim.robots(slot).values(), strict=True)))

@@ -10,10 +10,10 @@ next stage's errors are sampled with the slot's seeded RNG.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import torch
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import (
     Log,
     Observation,
@@ -58,16 +58,22 @@ class JudgeReplyError(JudgeError):
     this episode (status ``judge_error``), and the run goes on."""
 
 
-def slice_obs(obs: Any, slot: int) -> Any:
+def slice_obs(obs: dict[str, object], slot: int) -> dict[str, object]:
     """The observation of one slot, batch dimension kept (``[1, ...]`` leaves)."""
-    if isinstance(obs, torch.Tensor):
-        return obs[slot : slot + 1] if obs.ndim >= 1 else obs
-    if isinstance(obs, dict):
-        return {k: slice_obs(v, slot) for k, v in obs.items()}
-    return obs
+    if not isinstance(obs, dict):  # a scenario's observation of another kind, sliced as it is
+        return _slice(obs, slot)  # type: ignore[return-value]
+    return {k: _slice(v, slot) for k, v in obs.items()}
 
 
-def apply_attribute_edit(attributes: dict[str, Any], log: Log) -> str | None:
+def _slice(value: object, slot: int) -> object:
+    if isinstance(value, torch.Tensor):
+        return value[slot : slot + 1] if value.ndim >= 1 else value
+    if isinstance(value, dict):
+        return {k: _slice(v, slot) for k, v in value.items()}
+    return value
+
+
+def apply_attribute_edit(attributes: JSONDict, log: Log) -> str | None:
     """Apply an ADD/REMOVE log to ``attributes`` in place; a note when it could not apply."""
     name, value = log.content
     current = attributes.get(name)
@@ -100,8 +106,8 @@ def settle_batch(ctx: EngineContext, state: SlotState, batch: SlotBatch) -> tupl
         ok, flag, message = call_failure_flag(pc, batch.rolled_back)
         execution = pc.execution
         log = None
-        updates: list[dict[str, Any]] = []
-        context: dict[str, Any] = {}
+        updates: list[JSONDict] = []
+        context: JSONDict = {}
         if pc.result is not None and not batch.rolled_back:
             context = dict(pc.result.context or {})
             if pc.result.logs is not None:
@@ -163,7 +169,7 @@ def attribute_edit_violation(stage: BaseTaskStage, outcomes: list[CallOutcome]) 
     return None
 
 
-def verify_stage(ctx: EngineContext, state: SlotState, obs: dict[str, Any]) -> int:
+def verify_stage(ctx: EngineContext, state: SlotState, obs: dict[str, object]) -> int:
     """The current action stage's score for this slot: 1 done, 0 ongoing, -1 failed."""
     stage = ctx.stages[state.stage_index]
     check_goals_on_batch(ctx, stage, obs)
@@ -174,7 +180,7 @@ def verify_stage(ctx: EngineContext, state: SlotState, obs: dict[str, Any]) -> i
     return score
 
 
-def check_goals_on_batch(ctx: EngineContext, stage: BaseTaskStage, obs: dict[str, Any]) -> None:
+def check_goals_on_batch(ctx: EngineContext, stage: BaseTaskStage, obs: dict[str, object]) -> None:
     """With several slots: ``stage``'s goals on the whole batch's observation must return one
     score per slot (``ValueError`` naming the goal otherwise, for every slot of the stage).
 
@@ -192,7 +198,7 @@ def check_goals_on_batch(ctx: EngineContext, stage: BaseTaskStage, obs: dict[str
         raise ValueError(problem)
 
 
-def _goal_batch_problem(stage: BaseTaskStage, obs: dict[str, Any], num_slots: int) -> str:
+def _goal_batch_problem(stage: BaseTaskStage, obs: dict[str, object], num_slots: int) -> str:
     for goal in stage.goals:
         try:
             score = goal.verify(obs)
@@ -208,7 +214,7 @@ def _goal_batch_problem(stage: BaseTaskStage, obs: dict[str, Any], num_slots: in
 
 def judge_answer(
     ctx: EngineContext, state: SlotState, answer: str
-) -> tuple[StageSuccess, str, dict[str, Any] | None]:
+) -> tuple[StageSuccess, str, JSONDict | None]:
     """Validate a text-only answer: ``(FINISH | FAILED, reason, judge record)``.
 
     An empty answer, or one starting with ``{`` or ``<`` (markup, not a message to the user),
@@ -251,7 +257,7 @@ def judge_answer(
     return StageSuccess.FAILED, reason or "The judge rejected the text-only answer.", record
 
 
-def sample_stage_errors(ctx: EngineContext, state: SlotState, raw_obs: dict[str, Any]) -> None:
+def sample_stage_errors(ctx: EngineContext, state: SlotState, raw_obs: dict[str, object]) -> None:
     """Draw the current stage's active errors with the slot's RNG and bind their arguments
     (or take the stage's ``active_error_arguments_override`` as they are).
 

@@ -11,39 +11,43 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import StatusInstruction
 from magma_core.simulation.executor.records import AgentView, CallOutcome, ViewMessage
 from magma_core.simulation.executor.slots import EngineContext, SlotState
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.stage import BaseTaskStage
 
 DEFAULT_INFOS = "The action has completed."
 
 
 def build_feedback(
     calls: Sequence[CallOutcome],
-    decision_calls: Sequence[dict[str, Any]] = (),
+    decision_calls: Sequence[JSONDict] = (),
     *,
     infos: str | None = None,
     failure_reason: str | None = None,
-) -> dict[str, Any]:
+) -> JSONDict:
     """The status dict of one step: feedback lines per call, the calls, a failure reason."""
     lines = [line for c in calls if (line := c.to_line())]
     text = infos if infos is not None else ("\n".join(lines) if lines else DEFAULT_INFOS)
-    status: dict[str, Any] = {"infos": text, "previous_tool_call": list(decision_calls)}
+    status: JSONDict = {"infos": text, "previous_tool_call": list(decision_calls)}
     if failure_reason:
         status["failure_reason"] = failure_reason
     return status
 
 
-def feedback_message(feedback: dict[str, Any]) -> ViewMessage:
+def feedback_message(feedback: JSONDict) -> ViewMessage:
     return ViewMessage("env", StatusInstruction(feedback).content)
 
 
 def stage_entry_messages(
     ctx: EngineContext,
     state: SlotState,
-    feedback: dict[str, Any] | None,
+    feedback: JSONDict | None,
     previous_was_action: bool,
 ) -> list[ViewMessage]:
     """The inputs that open the current stage (see the module docstring)."""
@@ -60,7 +64,7 @@ def stage_entry_messages(
     return messages
 
 
-def callable_tools(stage: Any) -> list[str] | None:
+def callable_tools(stage: BaseTaskStage) -> list[str] | None:
     """The tool names a stage lets the agent call: None (every tool) in an action stage; in a
     text-only stage none, unless it allows tools before its answer (``allowed_tools``, or
     every tool when that list is empty)."""

@@ -1,4 +1,4 @@
-"""The public-vocabulary seam: an ``Executor`` whose agent side speaks randomised names.
+"""The public-names seam: an ``Executor`` whose agent side speaks randomized names.
 
 ``PublicVocabularyExecutor`` wraps the engine at its boundary and nowhere else: the engine
 (tools, stages, goals, verification, judge) runs canonical names only, and the agent sees
@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import Decision, ToolCall
 from magma_core.simulation.data_structures.decisions import RefusedToolCall
 from magma_core.simulation.executor.engine import Engine
@@ -37,6 +38,11 @@ from magma_core.simulation.executor.records import AgentView, CallOutcome, StepO
 from magma_core.simulation.executor.skill_steps import ROBOT_STATUSES
 from magma_core.simulation.executor.views import build_feedback
 from magma_core.simulation.randomizer import CanonicalNameError, RuntimeRandomizer
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.executor.records import EpisodeRecord
+    from magma_core.simulation.executor.snapshots import SlotSnapshot
+    from magma_core.simulation.tasks import BaseTask
 
 #: The engine's attributes that the wrapper does not forward: they show canonical names.
 CANONICAL_ONLY = frozenset({"tool_descriptions", "stages", "task", "sim"})
@@ -51,7 +57,7 @@ class PublicVocabularyExecutor:
         self._vocabularies: list[RuntimeRandomizer | None] = [vocabulary] * executor.num_slots
         # Per slot: the engine's last feedback (as JSON) and what the agent sees instead, when
         # that step had refused calls (their text must not be translated).
-        self._feedback_overrides: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._feedback_overrides: dict[int, tuple[str, JSONDict]] = {}
 
     # -- the slot's vocabulary ----------------------------------------------------------------
     def set_vocabulary(self, slot: int, vocabulary: RuntimeRandomizer | None) -> None:
@@ -74,27 +80,27 @@ class PublicVocabularyExecutor:
                                  "the agent sees")
         return getattr(self.executor, name)
 
-    def reset(self, seed: Any = None) -> None:
+    def reset(self, seed: int | Sequence[int | None] | None = None) -> None:
         self._feedback_overrides.clear()
         self.executor.reset(seed)
 
-    def reset_slot(self, slot: int, seed: int | None = None, **options: Any) -> None:
+    def reset_slot(self, slot: int, seed: int | None = None, **options: object) -> None:
         self._feedback_overrides.pop(slot, None)
         self.executor.reset_slot(slot, seed, **options)
 
     # -- snapshots: the slot's vocabulary travels with them -------------------------------------
-    def snapshot(self, slot: int, memory: dict[str, Any] | None = None) -> Any:
+    def snapshot(self, slot: int, memory: JSONDict | None = None) -> SlotSnapshot:
         """The engine's snapshot of ``slot``, carrying the slot's vocabulary."""
         return replace(self.executor.snapshot(slot, memory), vocabulary=self._vocabularies[slot])
 
-    def restore(self, slot: int, snapshot: Any) -> None:
+    def restore(self, slot: int, snapshot: SlotSnapshot) -> None:
         """Restore ``snapshot`` into ``slot``, which then speaks the snapshot's vocabulary."""
         self._feedback_overrides.pop(slot, None)
         self.executor.restore(slot, snapshot)
         self._vocabularies[slot] = snapshot.vocabulary
 
-    def snapshot_from_bytes(self, blob: bytes, task: Any = None,
-                            vocabulary: RuntimeRandomizer | None = None) -> Any:
+    def snapshot_from_bytes(self, blob: bytes, task: BaseTask | None = None,
+                            vocabulary: RuntimeRandomizer | None = None) -> SlotSnapshot:
         """A stored snapshot of ``task`` spoken in ``vocabulary`` (neither is in the bytes)."""
         return replace(self.executor.snapshot_from_bytes(blob, task), vocabulary=vocabulary)
 
@@ -109,8 +115,8 @@ class PublicVocabularyExecutor:
         return public_view(self._vocabularies[slot], self.executor.agent_view(slot),
                            self._feedback_overrides.get(slot))
 
-    def submit(self, decisions: Mapping[int, Any]) -> dict[int, StepOutcome]:
-        canonical: dict[int, Any] = {}
+    def submit(self, decisions: Mapping[int, object]) -> dict[int, StepOutcome]:
+        canonical: dict[int, object] = {}
         refused: dict[int, dict[int, ToolCall]] = {}
         robots = list(self.executor.robot_names)
         default_robot = robots[0] if len(robots) == 1 else None
@@ -134,7 +140,7 @@ class PublicVocabularyExecutor:
                                           self._feedback_overrides.get(slot))
         return public
 
-    def record(self, slot: int) -> Any:
+    def record(self, slot: int) -> RecordWithVocabulary:
         vocabulary = self._vocabularies[slot]
         mapping = None if vocabulary is None else vocabulary.spec.to_dict()
         return RecordWithVocabulary(self.executor.record(slot), mapping)
@@ -143,7 +149,7 @@ class PublicVocabularyExecutor:
 class RecordWithVocabulary:
     """An ``EpisodeRecord`` whose ``to_dict()`` also holds the slot's mapping."""
 
-    def __init__(self, record: Any, mapping: dict[str, Any] | None) -> None:
+    def __init__(self, record: EpisodeRecord, mapping: JSONDict | None) -> None:
         self.record = record
         self.randomization = mapping
 
@@ -152,7 +158,7 @@ class RecordWithVocabulary:
             raise AttributeError(name)
         return getattr(self.record, name)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         out = self.record.to_dict()
         out["randomization"] = copy.deepcopy(self.randomization)
         return out
@@ -160,15 +166,15 @@ class RecordWithVocabulary:
 
 # -- translation functions (None = identity) ---------------------------------------------------
 def canonical_decision(
-    vocabulary: RuntimeRandomizer | None, decision: Any, default_robot: str | None = None
-) -> tuple[Any, dict[int, ToolCall]]:
+    vocabulary: RuntimeRandomizer | None, decision: object, default_robot: str | None = None
+) -> tuple[object, dict[int, ToolCall]]:
     """The decision in canonical names, and the calls the vocabulary refused (by index, as the
     agent sent them): those reach the engine as ``RefusedToolCall``s (aimed at
     ``default_robot`` when the agent named none). Anything that is not a ``Decision`` goes to
     the engine unchanged (it reports it)."""
     if vocabulary is None or not isinstance(decision, Decision):
         return decision, {}
-    calls: list[Any] = []
+    calls: list[ToolCall] = []
     refused: dict[int, ToolCall] = {}
     for index, call in enumerate(decision.tool_calls):
         if not isinstance(call, ToolCall):
@@ -187,7 +193,7 @@ def canonical_decision(
     return Decision(say=say, tool_calls=calls), refused
 
 
-def public_feedback(vocabulary: RuntimeRandomizer, feedback: dict[str, Any]) -> dict[str, Any]:
+def public_feedback(vocabulary: RuntimeRandomizer, feedback: JSONDict) -> JSONDict:
     out = dict(feedback)
     for key in ("infos", "failure_reason", "error"):
         if isinstance(out.get(key), str):
@@ -218,7 +224,7 @@ def _public_message(vocabulary: RuntimeRandomizer, message: ViewMessage) -> View
 def public_view(
     vocabulary: RuntimeRandomizer | None,
     view: AgentView,
-    override: tuple[str, dict[str, Any]] | None = None,
+    override: tuple[str, JSONDict] | None = None,
 ) -> AgentView:
     """The view as the agent must see it; ``override`` = (the engine's feedback as JSON, the
     agent's version) for a step with refused calls."""
@@ -249,7 +255,7 @@ def public_view(
     )
 
 
-def _public_attributes(vocabulary: RuntimeRandomizer, attributes: dict[str, Any]) -> dict[str, Any]:
+def _public_attributes(vocabulary: RuntimeRandomizer, attributes: JSONDict) -> JSONDict:
     """The attributes in public names; ``robot_statuses`` (``RUNNING sort_all(color=red)``)
     read as status text: their skill, tool and parameter names become public too."""
     out = vocabulary.get_randomized_attributes(attributes)
@@ -284,9 +290,9 @@ def public_calls(
 def feedback_with_refusals(
     vocabulary: RuntimeRandomizer,
     calls: list[CallOutcome],
-    feedback: dict[str, Any],
+    feedback: JSONDict,
     refused: dict[int, ToolCall],
-) -> dict[str, Any]:
+) -> JSONDict:
     """The status of a step with refused calls, rebuilt from the public call outcomes."""
     decision_calls = []
     for index, call in enumerate(feedback.get("previous_tool_call") or []):
@@ -313,7 +319,7 @@ def public_outcome(
     vocabulary: RuntimeRandomizer | None,
     outcome: StepOutcome,
     refused: dict[int, ToolCall] | None = None,
-    override: tuple[str, dict[str, Any]] | None = None,
+    override: tuple[str, JSONDict] | None = None,
 ) -> StepOutcome:
     """The step outcome as the agent must see it."""
     if vocabulary is None:

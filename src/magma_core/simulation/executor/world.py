@@ -17,12 +17,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+from magma_core.json_types import JSONDict, JSONValue
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.executor.simulator import Simulator
+
 
 DIGITS = 4  # 0.1 mm for positions, 1e-4 for quaternions and joint angles
 
 
-def _row(value: Any) -> list[float]:
+def _row(value: object) -> list[float]:
     """The first row of a ``[1, ...]`` (or ``[...]``) tensor/array as rounded floats."""
     data = value.tolist() if hasattr(value, "tolist") else list(value)
     if data and isinstance(data[0], list):
@@ -30,7 +36,7 @@ def _row(value: Any) -> list[float]:
     return [round(float(v), DIGITS) for v in data]
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> JSONValue:
     """A JSON-able copy of an extra-state leaf (first row; bools and ints kept as such)."""
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -44,9 +50,9 @@ def _plain(value: Any) -> Any:
     return data
 
 
-def compact_state(state: Mapping[str, Any]) -> dict[str, Any]:
+def compact_state(state: Mapping[str, object]) -> JSONDict:
     """One slot's state tree (leaves ``[1, ...]``) in the compact replay form."""
-    out: dict[str, Any] = {"actors": {}, "articulations": {}, "extra": {}}
+    out: dict[str, JSONDict] = {"actors": {}, "articulations": {}, "extra": {}}
     for name, value in (state.get("actors") or {}).items():
         out["actors"][str(name)] = _row(value)[:7]
     for name, value in (state.get("articulations") or {}).items():
@@ -58,7 +64,7 @@ def compact_state(state: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def world_state(sim: Any, slot: int) -> dict[str, Any] | None:
+def world_state(sim: Simulator, slot: int) -> JSONDict | None:
     """The compact world state of ``slot`` now; None when the simulator cannot say."""
     save = getattr(sim, "save_slot", None)
     if save is None:
@@ -74,14 +80,14 @@ def world_state(sim: Any, slot: int) -> dict[str, Any] | None:
     return world
 
 
-def world_digest(states: Sequence[Any]) -> str:
+def world_digest(states: Sequence[JSONDict | None]) -> str:
     """SHA-256 of an episode's world states (canonical JSON): two runs store the same
     worlds exactly when their records carry the same digest."""
     text = json.dumps(list(states), sort_keys=True, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _rounded(value: Any) -> Any:
+def _rounded(value: object) -> JSONValue:
     """``value`` (nested lists/dicts of numbers) with floats rounded to :data:`DIGITS`."""
     if isinstance(value, Mapping):
         return {k: _rounded(v) for k, v in value.items()}
@@ -90,7 +96,7 @@ def _rounded(value: Any) -> Any:
     return round(float(value), DIGITS) if isinstance(value, float) else value
 
 
-def scene_geometry(sim: Any) -> dict[str, Any]:
+def scene_geometry(sim: Simulator) -> JSONDict:
     """Shapes and colours of the world's actors (``{}`` when the simulator cannot say)."""
     geometry = getattr(sim, "scene_geometry", None)
     return dict(geometry()) if callable(geometry) else {}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
 
 import torch
 
@@ -24,7 +23,7 @@ class BaseGoal(SpecSerializable, ABC):
     """
 
     @abstractmethod
-    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+    def verify(self, obs: dict[str, object]) -> torch.Tensor:
         """One score per env: 1 satisfied, 0 pending, -1 failed."""
 
     def get_name(self) -> str:
@@ -38,7 +37,7 @@ class BaseGoal(SpecSerializable, ABC):
         return f"{type(self).__name__}({args})"
 
 
-def object_xy(obs: dict[str, Any], name: str) -> torch.Tensor:
+def object_xy(obs: dict[str, object], name: str) -> torch.Tensor:
     """The ``[N, 2]`` XY positions of ``obs["extra"][name]`` (a pose tensor or ``{"pose": ...}``)."""
     extra = obs.get("extra") if isinstance(obs, dict) else None
     if not isinstance(extra, dict):
@@ -55,7 +54,7 @@ def object_xy(obs: dict[str, Any], name: str) -> torch.Tensor:
     return entry[:, :2]
 
 
-def check_score(score: Any, num_envs: int | None, where: str) -> torch.Tensor:
+def check_score(score: object, num_envs: int | None, where: str) -> torch.Tensor:
     """Normalise a goal's output to a ``Tensor[N]`` of -1/0/1 (``ValueError`` otherwise)."""
     expected = f"an int tensor of length {num_envs if num_envs is not None else 'N'} with -1/0/1"
     if not isinstance(score, torch.Tensor) or score.ndim != 1:
@@ -74,7 +73,7 @@ def check_score(score: Any, num_envs: int | None, where: str) -> torch.Tensor:
     return score
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return f"a tensor of shape {tuple(value.shape)}"
     return type(value).__name__

@@ -9,7 +9,6 @@ strict=True)`` and ``On(top_object, bottom_object)``. Containment is an XY dista
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 
@@ -19,7 +18,7 @@ from magma_core.simulation.goals.positional import inside
 __all__ = ["AtLeastCountAt", "ExactCountAt", "MaxAt", "On"]
 
 
-def _names(objects: Any, cls: str) -> list[str]:
+def _names(objects: object, cls: str) -> list[str]:
     if isinstance(objects, str) or not isinstance(objects, Sequence):
         raise TypeError(f"{cls}.objects is a list of names")
     names = list(objects)
@@ -28,13 +27,13 @@ def _names(objects: Any, cls: str) -> list[str]:
     return names
 
 
-def _count(value: Any, what: str) -> int:
+def _count(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} must be an int >= 0, got {value!r}")
     return value
 
 
-def _thresh(value: Any) -> float:
+def _thresh(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ValueError(f"thresh must be a positive number, got {value!r}")
     return float(value)
@@ -49,7 +48,7 @@ class _CountGoal(BaseGoal):
         self.location = location
         self.thresh = _thresh(thresh)
 
-    def count(self, obs: dict[str, Any]) -> torch.Tensor:
+    def count(self, obs: dict[str, object]) -> torch.Tensor:
         """``Tensor[N]``: how many of ``objects`` lie in ``location``."""
         hits = torch.stack([inside(obs, o, self.location, self.thresh) for o in self.objects])
         return hits.sum(dim=0)
@@ -64,7 +63,7 @@ class AtLeastCountAt(_CountGoal):
         super().__init__(objects, location, thresh)
         self.minimum = _count(minimum, "AtLeastCountAt.minimum")
 
-    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+    def verify(self, obs: dict[str, object]) -> torch.Tensor:
         return (self.count(obs) >= self.minimum).to(SCORE_DTYPE)
 
 
@@ -77,7 +76,7 @@ class ExactCountAt(_CountGoal):
         super().__init__(objects, location, thresh)
         self.expected = _count(expected, "ExactCountAt.expected")
 
-    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+    def verify(self, obs: dict[str, object]) -> torch.Tensor:
         return (self.count(obs) == self.expected).to(SCORE_DTYPE)
 
 
@@ -95,7 +94,7 @@ class MaxAt(_CountGoal):
             raise TypeError("MaxAt.strict must be a bool")
         self.strict = strict
 
-    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+    def verify(self, obs: dict[str, object]) -> torch.Tensor:
         over = self.count(obs) > self.maximum
         bad = torch.full_like(over, -1 if self.strict else 0, dtype=SCORE_DTYPE)
         return torch.where(over, bad, torch.ones_like(bad))
@@ -112,14 +111,15 @@ class On(BaseGoal):
         self.top_object, self.bottom_object = top_object, bottom_object
         self.thresh = _thresh(thresh)
 
-    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+    def verify(self, obs: dict[str, object]) -> torch.Tensor:
         aligned = inside(obs, self.top_object, self.bottom_object, self.thresh)
         above = _z(obs, self.top_object) > _z(obs, self.bottom_object)
         return (aligned & above.to(aligned.device)).to(SCORE_DTYPE)
 
 
-def _z(obs: dict[str, Any], name: str) -> torch.Tensor:
-    entry = obs["extra"][name]
+def _z(obs: dict[str, object], name: str) -> torch.Tensor:
+    extra = obs["extra"]
+    entry = extra[name] if isinstance(extra, dict) else None
     if isinstance(entry, dict):
         entry = entry.get("pose")
     if not isinstance(entry, torch.Tensor) or entry.ndim != 2 or entry.shape[1] < 3:

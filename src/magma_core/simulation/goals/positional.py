@@ -3,36 +3,40 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeVar
 
 import torch
 
 from magma_core.simulation.goals.base import SCORE_DTYPE, BaseGoal, object_xy
 
+T = TypeVar("T")
 
-def _check_name(value: Any, what: str) -> str:
+
+def _check_name(value: object, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise TypeError(f"{what} must be a non-empty str, got {value!r}")
     return value
 
 
-def _check_thresh(thresh: Any) -> float:
+def _check_thresh(thresh: object) -> float:
     if isinstance(thresh, bool) or not isinstance(thresh, (int, float)) or not thresh > 0:
         raise ValueError(f"thresh must be a positive number, got {thresh!r}")
     return float(thresh)
 
 
-def keyword_alias(cls: str, ours: tuple[str, Any], theirs: tuple[str, Any]) -> Any:
+def keyword_alias(cls: str, ours: tuple[str, T | None], theirs: tuple[str, T | None]) -> T:
     """One argument given under our name or the predecessor's (``obj_name``, ``location``)."""
     (name, value), (old_name, old_value) = ours, theirs
-    if value is None and old_value is None:
-        raise TypeError(f"{cls} missing required argument {name!r} (or {old_name!r})")
     if value is not None and old_value is not None and value != old_value:
         raise TypeError(f"{cls} got both {name}={value!r} and {old_name}={old_value!r}")
-    return value if value is not None else old_value
+    if value is not None:
+        return value
+    if old_value is not None:
+        return old_value
+    raise TypeError(f"{cls} missing required argument {name!r} (or {old_name!r})")
 
 
-def inside(obs: dict[str, Any], obj: str, area: str, thresh: float) -> torch.Tensor:
+def inside(obs: dict[str, object], obj: str, area: str, thresh: float) -> torch.Tensor:
     """``Tensor[N]`` of bools: is ``obj`` within ``thresh`` (XY) of ``area``?"""
     obj_xy, area_xy = object_xy(obs, obj), object_xy(obs, area)
     if obj_xy.shape[0] != area_xy.shape[0]:
@@ -56,10 +60,10 @@ class At(BaseGoal):
         self.area = _check_name(area, "At.area")
         self.thresh = _check_thresh(thresh)
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"obj": self.obj, "area": self.area, "thresh": self.thresh}
 
-    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+    def verify(self, obs: dict[str, object]) -> torch.Tensor:
         return inside(obs, self.obj, self.area, self.thresh).to(SCORE_DTYPE)
 
 
@@ -87,10 +91,10 @@ class NotAt(BaseGoal):
         self.strict = strict
         self.thresh = _check_thresh(thresh)
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"obj": self.obj, "area": self.area, "strict": self.strict, "thresh": self.thresh}
 
-    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+    def verify(self, obs: dict[str, object]) -> torch.Tensor:
         areas = [self.area] if isinstance(self.area, str) else self.area
         hit = torch.stack([inside(obs, self.obj, a, self.thresh) for a in areas]).any(dim=0)
         bad = torch.full_like(hit, -1 if self.strict else 0, dtype=SCORE_DTYPE)
@@ -112,6 +116,6 @@ class CountAt(BaseGoal):
         self.count = count
         self.thresh = _check_thresh(thresh)
 
-    def verify(self, obs: dict[str, Any]) -> torch.Tensor:
+    def verify(self, obs: dict[str, object]) -> torch.Tensor:
         hits = torch.stack([inside(obs, o, self.area, self.thresh) for o in self.objs])
         return (hits.sum(dim=0) >= self.count).to(SCORE_DTYPE)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from magma_core.simulation.data_structures import GRIPPER_TOKENS, Pose, ToolErrorFlag
+from magma_core.simulation.data_structures import GRIPPER_TOKENS, Pose, ToolErrorFlag, ToolExecution
 
 __all__ = ["MotionConfig", "MotionPlan", "MotionResult", "MotionRun"]
 
@@ -71,7 +70,7 @@ class MotionPlan:
         self.poses = checked
 
     @classmethod
-    def from_tool(cls, slot: int, tool: Any) -> MotionPlan:
+    def from_tool(cls, slot: int, tool: ToolExecution) -> MotionPlan:
         """The plan of a ``ToolExecution`` (its poses, ``robot_idx`` and execution group)."""
         return cls(slot, list(tool.poses), tool.robot_idx, tool.execution_group)
 
@@ -97,7 +96,7 @@ class MotionResult:
         self.reason = reason
         self.failure_flag = ToolErrorFlag.PLANNER_ERROR
 
-    def apply_to(self, tool: Any) -> None:
+    def apply_to(self, tool: ToolExecution) -> None:
         """Mark ``tool`` (a ``ToolExecution``) as a PLANNER_ERROR when this plan failed."""
         if not self.ok:
             tool.fail(self.reason, ToolErrorFlag.PLANNER_ERROR)

@@ -29,7 +29,7 @@ import math
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sapien
@@ -37,6 +37,9 @@ import torch
 
 from magma_core.simulation.motion.kinematics import ArmKinematics, pose_interpolate, quat_angle
 from magma_core.simulation.motion.plan import MotionConfig, MotionPlan, MotionResult, MotionRun
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.envs.sim_batch import SimBatch
 
 __all__ = ["CONTROL_MODE", "MotionRunner", "run_trajectories"]
 
@@ -192,7 +195,7 @@ class MotionRunner:
     The batch must run the ``pd_joint_pos`` controller (``DefaultEnv``'s default).
     """
 
-    def __init__(self, sim_batch: Any, config: MotionConfig | None = None) -> None:
+    def __init__(self, sim_batch: SimBatch, config: MotionConfig | None = None) -> None:
         if sim_batch.control_mode != CONTROL_MODE:
             raise ValueError(
                 f"the motion layer drives {CONTROL_MODE!r}; this SimBatch runs "
@@ -313,11 +316,11 @@ def _link_dependencies(runs: list[_PlanRun]) -> None:
                 run.deps.append(earlier)
 
 
-_RUNNERS: weakref.WeakKeyDictionary[Any, MotionRunner] = weakref.WeakKeyDictionary()
+_RUNNERS: weakref.WeakKeyDictionary[SimBatch, MotionRunner] = weakref.WeakKeyDictionary()
 
 
 def run_trajectories(
-    sim_batch: Any, plans: Sequence[MotionPlan], config: MotionConfig | None = None
+    sim_batch: SimBatch, plans: Sequence[MotionPlan], config: MotionConfig | None = None
 ) -> list[MotionResult]:
     """Execute ``plans`` on ``sim_batch`` with a runner cached per batch; one result per plan."""
     runner = _RUNNERS.get(sim_batch)

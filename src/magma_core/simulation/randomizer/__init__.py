@@ -1,4 +1,4 @@
-"""Vocabulary randomisation: the agent sees public names, the engine runs canonical ones.
+"""Name randomization: the agent sees public names, the engine runs canonical ones.
 
 ``SpecGenerator`` draws ``RandomizationSpec``s from a task's YAML (see ``config`` for the
 schema); ``RuntimeRandomizer`` translates with one spec; ``Randomizer`` holds one random or
@@ -8,12 +8,16 @@ N indexed variations. Apply a stored mapping with
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magma_core.simulation.randomizer.config import check_config, load_config, resolve_config_path
 from magma_core.simulation.randomizer.generator import SpecGenerator
 from magma_core.simulation.randomizer.runtime import CanonicalNameError, RuntimeRandomizer
 from magma_core.simulation.randomizer.spec import RandomizationSpec
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tasks.base_task import BaseTask
+    from magma_core.simulation.tasks.generated import GeneratedTask
 
 __all__ = [
     "CanonicalNameError",
@@ -40,7 +44,7 @@ class Randomizer:
         self.variations: list[RuntimeRandomizer] = []
         self._index = 0
 
-    def initialize_randomizer(self, task: Any) -> None:
+    def initialize_randomizer(self, task: BaseTask) -> None:
         generator = SpecGenerator(self.seed)
         specs = ([generator.generate_random_spec(task)] if self.nb_variation == 1
                  else generator.generate_N_spec(task, self.nb_variation))
@@ -64,7 +68,7 @@ class Randomizer:
         return getattr(self.current, name)
 
 
-def randomize_task(task: Any, seed: int) -> Any:
+def randomize_task(task: GeneratedTask, seed: int) -> GeneratedTask:
     """A generated task carrying a random vocabulary drawn with ``seed`` from its YAML
     (``task.with_randomization(spec.to_dict())``)."""
     spec = SpecGenerator(seed).generate_random_spec(task)

@@ -1,4 +1,4 @@
-"""The randomisation YAML: its schema, loading and checking.
+"""The randomization YAML: its schema, loading and checking.
 
 ```yaml
 tools:                                  # required
@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.randomizer.spec import IDENTIFIER
 
 
-def resolve_config_path(owner: Any, path: str) -> Path:
+def resolve_config_path(owner: object, path: str) -> Path:
     """``path`` relative to the directory of the module that defines ``owner`` (a class, or
     an instance: a generated task resolves against its definition's module)."""
     if not isinstance(path, str) or not path:
@@ -46,18 +46,18 @@ def resolve_config_path(owner: Any, path: str) -> Path:
     return Path(module.__file__).parent / candidate
 
 
-def load_config(path: Path) -> dict[str, Any]:
-    """Read and check a randomisation YAML (``ValueError`` naming the broken rule)."""
+def load_config(path: Path) -> JSONDict:
+    """Read and check a randomization YAML (``ValueError`` naming the broken rule)."""
     try:
         data = yaml.safe_load(Path(path).read_text())
     except OSError as exc:
-        raise ValueError(f"cannot read randomisation config {path}: {exc}") from None
+        raise ValueError(f"cannot read randomization config {path}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"randomisation config {path} is not valid YAML: {exc}") from None
+        raise ValueError(f"randomization config {path} is not valid YAML: {exc}") from None
     return check_config(data, str(path))
 
 
-def _strings(value: Any, where: str, *, identifiers: bool = False) -> list[str]:
+def _strings(value: object, where: str, *, identifiers: bool = False) -> list[str]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
         raise ValueError(f"{where} must be a non-empty list of strings")
     if identifiers and not all(IDENTIFIER.match(v) for v in value):
@@ -65,7 +65,7 @@ def _strings(value: Any, where: str, *, identifiers: bool = False) -> list[str]:
     return value
 
 
-def check_config(data: Any, where: str = "randomisation config") -> dict[str, Any]:
+def check_config(data: object, where: str = "randomization config") -> JSONDict:
     if not isinstance(data, dict):
         raise ValueError(f"{where}: the top level must be a mapping")
     unknown = set(data) - {"tools", "attributes", "semantic_attributes"}

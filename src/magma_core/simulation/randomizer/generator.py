@@ -1,4 +1,4 @@
-"""``SpecGenerator``: draws ``RandomizationSpec``s for a task from its randomisation YAML.
+"""``SpecGenerator``: draws ``RandomizationSpec``s for a task from its randomization YAML.
 
 ``generate_random_spec(task)`` picks one public name, description and value list per entry
 with its own ``random.Random(seed)`` and shuffles the attribute order;
@@ -11,17 +11,21 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.randomizer.config import load_config, resolve_config_path
 from magma_core.simulation.randomizer.spec import RandomizationSpec, check_value_pairs
 from magma_core.simulation.skills import agent_tools
 
-Pick = Callable[[list[Any]], Any]
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tasks.base_task import BaseTask
+
+Pick = Callable[[list[str]], str]
 ROBOTS = "known_robots"
 
 
-def task_vocabulary(task: Any, skills: Sequence[type] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def task_names(task: BaseTask, skills: Sequence[type] | None = None) -> tuple[list[JSONDict], JSONDict]:
     """The task's canonical tools as the agent sees them and its attributes (all values it may
     show). With ``skills`` (None: the task's own ``skills``, if any) the tools are the skill
     list the engine shows (``skills.agent_tools``)."""
@@ -36,27 +40,31 @@ def task_vocabulary(task: Any, skills: Sequence[type] | None = None) -> tuple[li
     return tools, attributes
 
 
+#: Deprecated alias of :func:`task_names` (the name before issue 39).
+task_vocabulary = task_names
+
+
 class SpecGenerator:
     """Builds specs from a config (``config=`` a checked dict, else the task's YAML)."""
 
     def __init__(self, seed: int | None = None) -> None:
         self._rng = random.Random(seed)
 
-    def load(self, task: Any) -> dict[str, Any]:
+    def load(self, task: BaseTask) -> JSONDict:
         path = getattr(task, "randomized_config_path", "")
         if not path:
             raise TypeError(f"task {getattr(task, 'name', task)!r} has no randomized_config_path")
         return load_config(resolve_config_path(task, path))
 
-    def generate_random_spec(self, task: Any, config: dict[str, Any] | None = None,
+    def generate_random_spec(self, task: BaseTask, config: JSONDict | None = None,
                              skills: Sequence[type] | None = None) -> RandomizationSpec:
         """One spec with random choices (and shuffled attribute order); ``skills``: the run's
-        skills when they are not the task's own (see :func:`task_vocabulary`)."""
+        skills when they are not the task's own (see :func:`task_names`)."""
         config = self.load(task) if config is None else config
         return _build(task, config, self._rng.choice, shuffle=self._rng.shuffle, skills=skills)
 
     def generate_N_spec(
-        self, task: Any, n: int | None = None, config: dict[str, Any] | None = None,
+        self, task: BaseTask, n: int | None = None, config: JSONDict | None = None,
         skills: Sequence[type] | None = None,
     ) -> list[RandomizationSpec]:
         """``n`` indexed specs (default: the longest configurable list)."""
@@ -69,7 +77,7 @@ class SpecGenerator:
                 for i in range(n)]
 
 
-def _list_lengths(config: dict[str, Any]) -> list[int]:
+def _list_lengths(config: JSONDict) -> list[int]:
     out = []
     for entry in config["tools"].values():
         out += [len(entry["name"]), len(entry.get("description", []) or [1])]
@@ -80,9 +88,9 @@ def _list_lengths(config: dict[str, Any]) -> list[int]:
     return out
 
 
-def _build(task: Any, config: dict[str, Any], pick: Pick, shuffle: Callable | None,
+def _build(task: BaseTask, config: JSONDict, pick: Pick, shuffle: Callable | None,
            skills: Sequence[type] | None = None) -> RandomizationSpec:
-    tools, attributes = task_vocabulary(task, skills)
+    tools, attributes = task_names(task, skills)
     equivalence, public_tools = _tools(tools, config["tools"], pick)
     pairs = _attribute_pairs(attributes, config, pick)
     check_value_pairs(pairs)
@@ -106,9 +114,9 @@ def _build(task: Any, config: dict[str, Any], pick: Pick, shuffle: Callable | No
     )
 
 
-def _tools(descriptions: list[dict[str, Any]], config: dict[str, Any], pick: Pick):
-    equivalence: dict[str, dict[str, Any]] = {}
-    public_tools: list[dict[str, Any]] = []
+def _tools(descriptions: list[JSONDict], config: JSONDict, pick: Pick) -> tuple[dict[str, JSONDict], list[JSONDict]]:
+    equivalence: dict[str, JSONDict] = {}
+    public_tools: list[JSONDict] = []
     for tool in descriptions:
         entry = config.get(tool["name"]) or {}
         public = pick(entry["name"]) if entry else tool["name"]
@@ -117,7 +125,7 @@ def _tools(descriptions: list[dict[str, Any]], config: dict[str, Any], pick: Pic
         description = pick(entry["description"]) if entry.get("description") else tool["description"]
         params_config = entry.get("parameters") or {}
         mapping: dict[str, str] = {}
-        parameters: dict[str, Any] = {}
+        parameters: JSONDict = {}
         for real, spec in tool["parameters"].items():
             cfg = params_config.get(real) or {}
             name = pick(cfg["name"]) if cfg else real
@@ -132,7 +140,7 @@ def _tools(descriptions: list[dict[str, Any]], config: dict[str, Any], pick: Pic
     return equivalence, public_tools
 
 
-def _attribute_pairs(attributes: dict[str, Any], config: dict[str, Any], pick: Pick) -> dict[str, str]:
+def _attribute_pairs(attributes: JSONDict, config: JSONDict, pick: Pick) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for key, variations in (config.get("attributes") or {}).items():
         values = attributes.get(key)

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.simulation.data_structures import ToolCall
 from magma_core.simulation.randomizer.spec import RandomizationSpec
 from magma_core.simulation.tasks.perfect_trace import (
     MessageEvent,
     PerfectTrace,
     ToolCallEvent,
+    TraceEvent,
     UserEvent,
 )
 
@@ -33,7 +34,7 @@ LABEL_KEY = re.compile(r"(?:^|(?<=, ))(?P<key>[A-Za-z_][A-Za-z0-9_]*)=")
 
 
 class CanonicalNameError(ValueError):
-    """A call the public vocabulary refuses; ``str(exc)`` is the public reason."""
+    """A call the public names refuses; ``str(exc)`` is the public reason."""
 
 
 def _pattern(keys: list[str]) -> re.Pattern | None:
@@ -65,7 +66,7 @@ class RuntimeRandomizer:
         self._tool_names = tool_names
 
     # -- tools and calls --------------------------------------------------------------------
-    def get_tools(self, canonical_tools: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    def get_tools(self, canonical_tools: list[JSONDict] | None = None) -> list[JSONDict]:
         """The public tool schema (``canonical_tools`` is returned as is under an empty spec)."""
         if not self.spec.tools and canonical_tools is not None:
             return copy.deepcopy(canonical_tools)
@@ -74,7 +75,7 @@ class RuntimeRandomizer:
     def get_real_tool_name(self, public: str) -> str:
         return self._public_tools[public][0] if public in self._public_tools else public
 
-    def to_canonical_call(self, name: Any, arguments: Any) -> tuple[str, dict[str, Any]]:
+    def to_canonical_call(self, name: object, arguments: object) -> tuple[str, JSONDict]:
         """The canonical ``(tool, arguments)`` of a public call; ``CanonicalNameError`` with
         the public reason when the call names an unknown tool or argument or a hidden name."""
         if not self.spec.tool_equivalence:
@@ -99,13 +100,13 @@ class RuntimeRandomizer:
             raise CanonicalNameError(f"`{', '.join(hidden)}` {verb} not detected.")
         return real, {params.get(a, a): self._values(v, self._to_canonical) for a, v in arguments.items()}
 
-    def to_public_call(self, real: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def to_public_call(self, real: str, arguments: JSONDict) -> tuple[str, JSONDict]:
         """The public ``(tool, arguments)`` of a canonical call."""
         public, params = self._real_tools.get(real, (real, {}))
         args = arguments if isinstance(arguments, dict) else {}
         return public, {params.get(a, a): self._values(v, self._to_public) for a, v in args.items()}
 
-    def _hidden_in(self, value: Any) -> set[str]:
+    def _hidden_in(self, value: object) -> set[str]:
         if isinstance(value, str):
             return {value} if value in self._hidden else set()
         if isinstance(value, dict):
@@ -114,7 +115,7 @@ class RuntimeRandomizer:
             return set().union(*(self._hidden_in(v) for v in value))
         return set()
 
-    def _values(self, value: Any, table: dict[str, str]) -> Any:
+    def _values(self, value: JSONValue, table: dict[str, str]) -> JSONValue:
         """``value`` with attribute values translated by ``table`` (recursively, keys too):
         whole names inside strings as well, so a skill argument ``"red, blue"`` is translated."""
         if isinstance(value, str):
@@ -181,10 +182,10 @@ class RuntimeRandomizer:
         return f"{match['tool']}({args})"
 
     # -- structured views -------------------------------------------------------------------
-    def get_randomized_attributes(self, attributes: dict[str, Any]) -> dict[str, Any]:
+    def get_randomized_attributes(self, attributes: JSONDict) -> JSONDict:
         """Attributes as the agent sees them: values public, lists and keys in spec order
         (unknown values and keys last); ``known_robots`` untouched."""
-        out: dict[str, Any] = {}
+        out: JSONDict = {}
         for key, value in attributes.items():
             if key == ROBOTS:
                 out[key] = copy.deepcopy(value)
@@ -199,7 +200,7 @@ class RuntimeRandomizer:
         rank = {k: i for i, k in enumerate(self.spec.attribute_keys_order)}
         return {k: out[k] for k in sorted(out, key=lambda k: rank.get(k, len(rank)))}
 
-    def to_public_value(self, value: Any) -> Any:
+    def to_public_value(self, value: JSONValue) -> JSONValue:
         """Strings (recursively, keys included) with public names, e.g. an agent memory."""
         if isinstance(value, str):
             return self.to_public_text(value)
@@ -210,8 +211,8 @@ class RuntimeRandomizer:
         return copy.deepcopy(value)
 
     def to_public_trace(self, trace: PerfectTrace) -> PerfectTrace:
-        """A ``PerfectTrace`` as the agent would play it in the public vocabulary."""
-        events: list[Any] = []
+        """A ``PerfectTrace`` as the agent would play it in the public names."""
+        events: list[TraceEvent] = []
         for event in trace.events:
             if isinstance(event, ToolCallEvent):
                 calls = []

@@ -1,4 +1,4 @@
-"""``RandomizationSpec``: one public vocabulary for a task (tools, parameters, attribute values).
+"""``RandomizationSpec``: one public names for a task (tools, parameters, attribute values).
 
 "Public" names are what the agent sees; "canonical" names are what the engine and the
 scenario run. The spec is plain data (``to_dict``/``from_dict`` JSON-compatible), stored in
@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from typing import Any
+
+from magma_core.json_types import JSONDict
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BAD_VALUE = re.compile(r'["\\\x00-\x1f\x7f]')
@@ -29,10 +30,10 @@ class RandomizationSpec:
         attribute_values_order: ``{attribute: [public values in display order]}``.
     """
 
-    tool_equivalence: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_equivalence: dict[str, JSONDict] = field(default_factory=dict)
     attributes_equivalence: dict[str, str] = field(default_factory=dict)
     reversed_attributes_equivalence: dict[str, str] = field(default_factory=dict)
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[JSONDict] = field(default_factory=list)
     attribute_keys_order: list[str] = field(default_factory=list)
     attribute_values_order: dict[str, list[str]] = field(default_factory=dict)
 
@@ -72,7 +73,7 @@ class RandomizationSpec:
         )
         return same_tools and all(c == p for c, p in self.attributes_equivalence.items())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return copy.deepcopy(
             {
                 "tool_equivalence": self.tool_equivalence,
@@ -85,12 +86,12 @@ class RandomizationSpec:
         )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RandomizationSpec:
+    def from_dict(cls, data: JSONDict) -> RandomizationSpec:
         if not isinstance(data, dict):
-            raise TypeError(f"a randomisation spec is a dict, got {type(data).__name__}")
+            raise TypeError(f"a randomization spec is a dict, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown randomisation spec keys {sorted(unknown)}")
+            raise ValueError(f"unknown randomization spec keys {sorted(unknown)}")
         return cls(**copy.deepcopy(data))
 
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar, cast
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.simulation.data_structures import ToolErrorFlag
 
 #: The reserved skill name that cancels the robot's running (or suspended) action.
@@ -41,9 +42,9 @@ class SkillSpec:
     name: str
     description: str
     required_tools: list[str] = field(default_factory=list)
-    argument_schema: dict[str, Any] = field(default_factory=dict)
+    argument_schema: dict[str, JSONDict] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         """The entry of the agent's tools list (same keys as a tool's API description)."""
         return {
             "name": self.name,
@@ -57,7 +58,7 @@ class CallTick:
     """The skill's next tool call on its robot."""
 
     tool_name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JSONDict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -91,13 +92,13 @@ class BaseSkill(abc.ABC):
 
     spec: ClassVar[SkillSpec]
 
-    def __init_subclass__(cls, require_spec: bool = True, **kwargs: Any) -> None:
+    def __init_subclass__(cls, require_spec: bool = True, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if require_spec and not isinstance(cls.__dict__.get("spec"), SkillSpec):
             raise TypeError(f"skill {cls.__name__} must define its own `spec = SkillSpec(...)`")
 
-    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
-        self.arguments: dict[str, Any] = dict(arguments or {})
+    def __init__(self, arguments: JSONDict | None = None) -> None:
+        self.arguments: JSONDict = dict(arguments or {})
         self.robot: str | None = None
 
     @abc.abstractmethod
@@ -119,16 +120,22 @@ class MonoToolSkill(BaseSkill, require_spec=False):
         return MessTick(status.mess, status.result, status.error_flag)
 
 
-def build_mono_tool_skill_class(tool: dict[str, Any]) -> type[MonoToolSkill]:
+def build_mono_tool_skill_class(tool: JSONDict) -> type[MonoToolSkill]:
     """The ``<name>MonoToolSkill`` class of a tool's API description (name, description,
     parameters)."""
     spec = SkillSpec(
         name=str(tool["name"]),
         description=str(tool.get("description", "")),
         required_tools=[str(tool["name"])],
-        argument_schema=dict(tool.get("parameters") or {}),
+        argument_schema=cast(dict[str, JSONDict], dict(_mapping(tool.get("parameters") or {}))),
     )
     return type(f"{spec.name}MonoToolSkill", (MonoToolSkill,), {"spec": spec})
+
+
+def _mapping(value: JSONValue) -> JSONDict:
+    if not isinstance(value, dict):
+        raise TypeError(f"a tool's parameters are a mapping, got {type(value).__name__}")
+    return value
 
 
 class CancelCurrentActionSkill(BaseSkill):
@@ -151,11 +158,11 @@ class CancelCurrentActionSkill(BaseSkill):
         raise RuntimeError("cancel_current_action is handled by the engine")
 
 
-def agent_tools(tool_descriptions: list[dict[str, Any]],
-                skills: list[type[BaseSkill]] | tuple[type[BaseSkill], ...]) -> list[dict[str, Any]]:
+def agent_tools(tool_descriptions: list[JSONDict],
+                skills: list[type[BaseSkill]] | tuple[type[BaseSkill], ...]) -> list[JSONDict]:
     """The agent's tools list when a task runs with ``skills``: ``cancel_current_action``, each
     skill, then every plain tool as a one-call skill (the engine's list, in its order; a
-    randomised vocabulary is drawn over it)."""
+    randomized names is drawn over it)."""
     classes = [CancelCurrentActionSkill, *skills,
                *(build_mono_tool_skill_class(tool) for tool in tool_descriptions)]
     return [cls.spec.to_dict() for cls in classes]

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 import torch
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 from magma_core.simulation.data_structures import Log, StageInput, StageState, StageSuccess
+from magma_core.simulation.data_structures.state_tree import StateTree
 from magma_core.simulation.errors.base import BaseError
 from magma_core.simulation.goals.base import SCORE_DTYPE, BaseGoal, check_score
 from magma_core.simulation.stage.environment_transition import BaseStageEnvironmentTransition
@@ -37,6 +39,11 @@ from magma_core.simulation.stage.parameters import (
     TextOnlyValidationMode,
 )
 from magma_core.simulation.stage.scorers import BaseScorer
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_T = TypeVar("_T", bound="DataclassInstance")
 
 _BUDGETS = ("target_tool_calls", "max_tool_calls")
 
@@ -50,7 +57,7 @@ class BaseTaskStage:
     #: Materialised error arguments (``{error name: its arguments}``, one entry per possible
     #: error): when set, the stage's errors are these instead of a draw (a replay imposes an
     #: episode's errors exactly). None: drawn with the slot's RNG.
-    active_error_arguments_override: dict[str, Any] | None = None
+    active_error_arguments_override: dict[str, JSONDict] | None = None
     #: A rule-based check of a text-only stage's answer (a ``BaseScorer``, see
     #: :mod:`magma_core.simulation.stage.scorers`): when set, it validates the answer instead
     #: of the judge, and the stage needs no ``--judge``. None: the judge (or SAY_ONLY).
@@ -119,7 +126,7 @@ class BaseTaskStage:
             )
         self.target_tool_calls, self.max_tool_calls = target, maximum
 
-    def _own_copy(self, given: Any, attribute: str, cls: type) -> Any:
+    def _own_copy(self, given: object, attribute: str, cls: type[_T]) -> _T:
         """The argument, else a class-level value, else defaults — copied, never shared."""
         value = given if given is not None else getattr(self, attribute, None)
         if value is None:
@@ -213,7 +220,7 @@ class BaseTaskStage:
 
     # -- verification ----------------------------------------------------------------------
     def verif_env_completion(
-        self, obs: dict[str, Any], num_envs: int | None = None
+        self, obs: dict[str, object], num_envs: int | None = None
     ) -> torch.Tensor:
         """The element-wise minimum of the goals' scores; ones when there are no goals."""
         if not self.goals:
@@ -236,7 +243,7 @@ class BaseTaskStage:
         return 1 if env_score == 1 and log_score == 1 else 0
 
     def verify_completion(
-        self, obs: dict[str, Any], stage_logs: Sequence[list[Log]], full_logs: Sequence[list[Log]]
+        self, obs: dict[str, object], stage_logs: Sequence[list[Log]], full_logs: Sequence[list[Log]]
     ) -> torch.Tensor:
         """Completion per env (1 done, 0 ongoing, -1 failed) for the envs in ``obs``.
 
@@ -267,7 +274,8 @@ class BaseTaskStage:
     ) -> StageState:
         """The budget score, from tool calls net of forgiven ones."""
         stage_success = StageSuccess(stage_success)
-        if stage_success is not StageSuccess.FINISH and effective_tool_calls >= self.max_tool_calls:
+        if (stage_success is not StageSuccess.FINISH and self.max_tool_calls is not None
+                and effective_tool_calls >= self.max_tool_calls):
             return StageState.EXCEEDED
         if self.target_tool_calls is None:
             return StageState.UNASSESSED
@@ -276,7 +284,7 @@ class BaseTaskStage:
         return StageState.ACCEPTABLE
 
     # -- effects ---------------------------------------------------------------------------
-    def build_init_state(self, env_state: dict[str, Any], env_ids: torch.Tensor) -> dict[str, Any]:
+    def build_init_state(self, env_state: StateTree, env_ids: torch.Tensor) -> StateTree:
         """The env state at stage entry: the entry transition applied to ``env_ids``."""
         if self.entry_transition is None:
             return env_state
@@ -289,7 +297,7 @@ class BaseTaskStage:
         return new_state
 
     # -- serialization ---------------------------------------------------------------------
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         """The spec; ``_to_spec_arguments`` must be defined on the concrete class itself."""
         cls = type(self)
         if "_to_spec_arguments" not in cls.__dict__:
@@ -299,7 +307,7 @@ class BaseTaskStage:
         return object_to_spec(self, self._to_spec_arguments())  # type: ignore[attr-defined]
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> BaseTaskStage:
+    def from_spec(cls, spec: JSONDict) -> BaseTaskStage:
         return object_from_spec(spec, cls)
 
     def __repr__(self) -> str:
@@ -309,7 +317,7 @@ class BaseTaskStage:
         )
 
 
-def _first_tensor(obs: Any) -> torch.Tensor | None:
+def _first_tensor(obs: object) -> torch.Tensor | None:
     if isinstance(obs, torch.Tensor):
         return obs
     if isinstance(obs, dict):
@@ -322,13 +330,13 @@ def _first_tensor(obs: Any) -> torch.Tensor | None:
     return None
 
 
-def _batch_size(obs: Any) -> int:
+def _batch_size(obs: object) -> int:
     tensor = _first_tensor(obs)
     if tensor is None:
         raise ValueError("Cannot tell the number of envs: the observation holds no tensor")
     return tensor.shape[0] if tensor.ndim >= 1 else 1
 
 
-def _device(obs: Any) -> torch.device:
+def _device(obs: object) -> torch.device:
     tensor = _first_tensor(obs)
     return tensor.device if tensor is not None else torch.device("cpu")

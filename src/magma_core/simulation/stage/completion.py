@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from magma_core.simulation.data_structures import EmptyInstruction, StageInput
 from magma_core.simulation.stage.base import BaseTaskStage
@@ -47,7 +46,7 @@ class CompletionAnswerStage(BaseTaskStage):
         )
         self.validate()
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {
             "allowed_tools": list(self.global_parameters.allowed_tools),
             "reset_at_end": self.global_parameters.reset_at_end,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from magma_core.simulation.data_structures import StageInput
 from magma_core.simulation.stage.base import BaseTaskStage
 
 
@@ -13,7 +13,7 @@ class BaseStageComposite(BaseTaskStage):
     sequence of stages. Constructing one raises ``NotImplementedError``."""
 
     def __init__(self, stages: Sequence[BaseTaskStage], number_per_stage: Sequence[int],
-                 stage_input: Any) -> None:
+                 stage_input: StageInput) -> None:
         raise NotImplementedError(
             "BaseStageComposite is experimental and unsupported; use a sequence of stages"
         )

@@ -8,11 +8,12 @@ returned dict, so a transition may edit in place or build a new one.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
 
 import torch
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import contract_base, object_from_spec, object_to_spec
+from magma_core.simulation.data_structures.state_tree import StateTree
 
 
 @contract_base
@@ -22,15 +23,15 @@ class BaseStageEnvironmentTransition(ABC):
     ``to_spec`` (a stage's or task's spec, a stored task) refuses it, saying what to add."""
 
     @abstractmethod
-    def apply(self, env_state: dict[str, Any], env_ids: torch.Tensor) -> dict[str, Any]:
+    def apply(self, env_state: StateTree, env_ids: torch.Tensor) -> StateTree:
         """Change ``env_state`` for the slots ``env_ids`` and return the state."""
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         """The constructor keyword arguments that rebuild this transition (not defined here:
         serialising a transition needs its own)."""
         raise NotImplementedError(_missing_spec_arguments(type(self)))
 
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         """The spec; ``_to_spec_arguments`` must be defined on the concrete class itself."""
         cls = type(self)
         if "_to_spec_arguments" not in cls.__dict__:
@@ -38,7 +39,7 @@ class BaseStageEnvironmentTransition(ABC):
         return object_to_spec(self, self._to_spec_arguments())
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> BaseStageEnvironmentTransition:
+    def from_spec(cls, spec: JSONDict) -> BaseStageEnvironmentTransition:
         return object_from_spec(spec, cls)
 
     def __repr__(self) -> str:

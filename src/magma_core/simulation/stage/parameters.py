@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Self
 
+from magma_core.json_types import JSONDict
 from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 from magma_core.simulation.errors.base import BaseError
 
@@ -19,11 +20,11 @@ class TextOnlyValidationMode(StrEnum):
 
 
 class _SpecDataclass:
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         return object_to_spec(self, {f.name: getattr(self, f.name) for f in fields(self)})  # type: ignore[arg-type]
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> Any:
+    def from_spec(cls, spec: JSONDict) -> Self:
         return object_from_spec(spec, cls)
 
 

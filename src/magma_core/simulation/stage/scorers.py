@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.serialization import contract_base, object_from_spec, object_to_spec
 from magma_core.simulation.data_structures.verdict import Verdict
 
@@ -67,18 +67,18 @@ class BaseScorer:
         """The engine's ``Judge`` interface: the scorer's own rule replaces ``rule``."""
         return self.score(answer)
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         raise NotImplementedError(f"{type(self).__name__} must define _to_spec_arguments()")
 
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         return object_to_spec(self, self._to_spec_arguments())
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> BaseScorer:
+    def from_spec(cls, spec: JSONDict) -> BaseScorer:
         return object_from_spec(spec, BaseScorer)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.to_spec() == self.to_spec()  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.to_spec() == self.to_spec()
 
     def __hash__(self) -> int:
         return hash(repr(self.to_spec()))
@@ -87,7 +87,7 @@ class BaseScorer:
         return self.describe()
 
 
-def _text(value: Any, what: str) -> str:
+def _text(value: object, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{what} must be a non-empty str, got {value!r}")
     return value
@@ -105,7 +105,7 @@ class Contains(BaseScorer):
         return (True, f"The answer contains {self.text!r}.") if found else (
             False, f"The answer does not contain {self.text!r}.")
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"text": self.text, "case_sensitive": self.case_sensitive}
 
 
@@ -120,7 +120,7 @@ class Exact(BaseScorer):
             return True, f"The answer is {self.text!r}."
         return False, f"The answer is not {self.text!r}."
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"text": self.text, "case_sensitive": self.case_sensitive}
 
 
@@ -139,7 +139,7 @@ class OneOf(BaseScorer):
             return True, "The answer is one of the accepted answers."
         return False, f"The answer is none of {self.options!r}."
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"options": list(self.options), "case_sensitive": self.case_sensitive}
 
 
@@ -168,7 +168,7 @@ class Regex(BaseScorer):
         return (True, f"The answer matches {self.pattern!r}.") if match else (
             False, f"The answer does not match {self.pattern!r}.")
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"pattern": self.pattern, "full": self.full, "case_sensitive": self.case_sensitive}
 
 
@@ -194,7 +194,7 @@ class Numeric(BaseScorer):
             return True, f"The answer gives {within}."
         return False, f"The answer gives {', '.join(f'{n:g}' for n in numbers)}, not {within}."
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {"value": self.value, "tolerance": self.tolerance}
 
 
@@ -218,7 +218,7 @@ _FIRST_ARGUMENT = {"contains": "text", "exact": "text", "one_of": "options", "re
                    "numeric": "value"}
 
 
-def scorer_from_config(config: Any) -> BaseScorer:
+def scorer_from_config(config: BaseScorer | Mapping[str, JSONValue] | JSONValue) -> BaseScorer:
     """A scorer from a suite spec's short form: ``{contains: pasta}``, ``{exact: two}``,
     ``{one_of: [two, "2"]}``, ``{regex: "^\\\\d+ cans?$"}``, ``{numeric: 2, tolerance: 0.5}``,
     plus options (``case_sensitive``, ``full``); or a full spec ``{type: "module:Class",
@@ -239,7 +239,13 @@ def scorer_from_config(config: Any) -> BaseScorer:
     kind = kinds[0]
     options = {k: v for k, v in config.items() if k != kind}
     first = _FIRST_ARGUMENT.get(kind)
-    arguments = {first: config[kind], **options} if first else {**dict(config[kind] or {}), **options}
+    value = config[kind]
+    if first:
+        arguments = {first: value, **options}
+    elif value is None or isinstance(value, dict):
+        arguments = {**(value or {}), **options}
+    else:
+        raise ValueError(f"{kind} takes a mapping of its arguments, got {value!r}")
     try:
         return SCORERS[kind](**arguments)
     except TypeError as exc:

@@ -14,8 +14,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from magma_core.json_types import JSONValue
 from magma_core.simulation.data_structures import Log, StageInput, UserInstruction
 from magma_core.simulation.stage.base import BaseTaskStage
 from magma_core.simulation.stage.parameters import StageGlobalParameters
@@ -62,7 +62,7 @@ class AskingBaseStage(BaseTaskStage):
         )
         self.validate()
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         gp = self.global_parameters
         return {
             "question": self.question,
@@ -81,7 +81,7 @@ class ScoredQuestionStage(BaseTaskStage):
     def __init__(
         self,
         question: str,
-        scorer: BaseScorer | Mapping[str, Any],
+        scorer: BaseScorer | Mapping[str, JSONValue],
         linked_to_prev: bool = False,
         allow_tools_before_answer: bool = False,
         allowed_tools: Sequence[str] | None = None,
@@ -103,7 +103,7 @@ class ScoredQuestionStage(BaseTaskStage):
         )
         self.validate()
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         gp = self.global_parameters
         return {
             "question": self.question,
@@ -140,7 +140,7 @@ class ConstraintBaseStage(BaseTaskStage):
         )
         self.validate()
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {
             "constraint": self.constraint,
             "linked_to_prev": self.stage_input.linked_to_prev,
@@ -155,8 +155,8 @@ class ModifAttributesBaseStage(BaseTaskStage):
     def __init__(
         self,
         mode: str,
-        stage_input: StageInput | Mapping[str, Any],
-        val_name: Any,
+        stage_input: StageInput | Mapping[str, JSONValue],
+        val_name: JSONValue,
         att_name: str,
         target_tool_calls: int = 1,
         max_tool_calls: int = 1,
@@ -164,7 +164,7 @@ class ModifAttributesBaseStage(BaseTaskStage):
         if mode not in EDIT_MODES:
             raise ValueError(f"ModifAttributesBaseStage.mode must be ADD or REMOVE, got {mode!r}")
         if isinstance(stage_input, Mapping):
-            stage_input = StageInput(**stage_input)
+            stage_input = StageInput(**stage_input)  # type: ignore[arg-type]  # StageInput checks them
         self.mode, self.val_name, self.att_name = mode, val_name, att_name
         self.target_tool_calls, self.max_tool_calls = target_tool_calls, max_tool_calls
         verb = "Add" if mode == "ADD" else "Remove"
@@ -183,7 +183,7 @@ class ModifAttributesBaseStage(BaseTaskStage):
         content = tuple(last.content) if isinstance(last.content, (list, tuple)) else last.content
         return 1 if last.action == self.mode and content == (self.att_name, self.val_name) else -1
 
-    def _to_spec_arguments(self) -> dict[str, Any]:
+    def _to_spec_arguments(self) -> dict[str, object]:
         return {
             "mode": self.mode,
             "stage_input": self.stage_input,

@@ -8,7 +8,6 @@ engine never mutates a task: it keeps per-episode state in its own slots.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from magma_core.simulation.data_structures import SituationInit
 from magma_core.simulation.stage import BaseTaskStage
@@ -35,21 +34,21 @@ class BaseTask:
     subclass), ``situation_init`` (``SituationInit``), ``stages`` (ordered stages),
     ``initialization_parameters`` (``InitializationParameters``), ``task_metadata``,
     ``tools_constant`` (exposed to tools as ``Observation.add_constants``) and ``name``
-    (default: the class name), ``randomized_config_path`` (a vocabulary-randomisation YAML,
+    (default: the class name), ``randomized_config_path`` (a name-randomization YAML,
     relative to the scenario package; "" for none).
     """
 
     maniskill_env_id: str
     Tools_cls: type
     situation_init: SituationInit
-    stages: list[Any]
+    stages: list[BaseTaskStage]
     initialization_parameters: InitializationParameters
-    task_metadata: Any
-    tools_constant: dict[str, Any]
+    task_metadata: TaskMetadata
+    tools_constant: dict[str, object]
     name: str
     randomized_config_path: str = ""
 
-    def __init__(self, **fields: Any) -> None:
+    def __init__(self, **fields: object) -> None:
         unknown = set(fields) - set(_FIELDS)
         if unknown:
             raise TypeError(f"{type(self).__name__} got unknown fields {sorted(unknown)}")

@@ -10,10 +10,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from magma_core.simulation.data_structures import StageInput
 from magma_core.simulation.stage import CompletionAnswerStage, TextOnlyValidationMode
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.stage import BaseTaskStage
 
 
 def detection_tool_names(tools_cls: type) -> list[str]:
@@ -28,7 +31,7 @@ def detection_tool_names(tools_cls: type) -> list[str]:
     return sorted(names)
 
 
-def materialize_completion_stages(stages: Sequence[Any], tools_cls: type) -> list[Any]:
+def materialize_completion_stages(stages: Sequence[BaseTaskStage], tools_cls: type) -> list[BaseTaskStage]:
     """New stage list with a ``CompletionAnswerStage`` after every flagged stage.
 
     The inserted stage allows the tool class's detection tools before the answer, inherits
@@ -38,7 +41,7 @@ def materialize_completion_stages(stages: Sequence[Any], tools_cls: type) -> lis
     """
 
     detectors = detection_tool_names(tools_cls)
-    out: list[Any] = []
+    out: list[BaseTaskStage] = []
     for stage in stages:
         new = copy.copy(stage)
         new.global_parameters = dataclasses.replace(stage.global_parameters)
@@ -61,7 +64,7 @@ def materialize_completion_stages(stages: Sequence[Any], tools_cls: type) -> lis
     return out
 
 
-def judged_stage_indices(stages: Sequence[Any]) -> list[int]:
+def judged_stage_indices(stages: Sequence[BaseTaskStage]) -> list[int]:
     """Indices of the text-only stages whose answers a judge validates (JUDGE mode, no
     ``scorer``: a stage with a scorer is validated by it and needs no judge)."""
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures.task_state import TaskState
 
 
@@ -23,7 +23,7 @@ class BaseConstraint:
 class AttributesModifConstraint(BaseConstraint):
     """Replaces the state's attributes with ``attributes`` (a copy)."""
 
-    def __init__(self, attributes: dict[str, Any]) -> None:
+    def __init__(self, attributes: JSONDict) -> None:
         if not isinstance(attributes, dict):
             raise TypeError("AttributesModifConstraint.attributes must be a dict")
         self.attributes = copy.deepcopy(attributes)

@@ -15,11 +15,17 @@ make; ``generate(seed)`` chains sampled requests into one long-horizon task::
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import SituationInit
 from magma_core.simulation.data_structures.task_state import RuleRenderer, TaskState
 from magma_core.simulation.tasks.base_task import BaseTask, InitializationParameters, TaskMetadata
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.tasks.generated import GeneratedTask
+    from magma_core.simulation.tasks.requests import BaseRequest
 
 DEFAULT_MAX_TARGET_TOOL_CALLS = 40
 
@@ -58,14 +64,14 @@ class TaskDefinition:
     maniskill_env_id: str
     Tools_cls: type
     situation_init: SituationInit
-    active_requests: list[Any]
+    active_requests: list[BaseRequest]
     starting_state: TaskState | None = None
     randomized_config_path: str = ""
     max_target_tool_calls: int = DEFAULT_MAX_TARGET_TOOL_CALLS
     max_stages: int | None = None
     checkpoint_mode: str | None = None  # "TSR": every request must give a perfect trace
 
-    def __init__(self, situation_init: SituationInit | None = None, **fields: Any) -> None:
+    def __init__(self, situation_init: SituationInit | None = None, **fields: object) -> None:
         unknown = set(fields) - set(_FIELDS)
         if unknown:
             raise TypeError(f"{type(self).__name__} got unknown fields {sorted(unknown)} "
@@ -122,8 +128,8 @@ class TaskDefinition:
         max_target_tool_calls: int | None = None,
         max_stages: int | None = None,
         start_state: TaskState | None = None,
-        observer: Any = None,
-    ) -> Any:
+        observer: Callable[[JSONDict], None] | None = None,
+    ) -> GeneratedTask:
         """The task this definition makes for ``seed`` (a ``GeneratedTask``); see
         ``magma_core.simulation.tasks.generator.generate_task``."""
         from magma_core.simulation.tasks.generator import generate_task

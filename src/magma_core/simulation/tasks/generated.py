@@ -2,7 +2,7 @@
 
 The spec (``task.to_spec()``, a JSON-compatible dict) is the whole task: world, tools,
 initial situation, each stage's spec and request type, the request chain, the reference
-trace, and the vocabulary-randomisation mapping when the task is randomised. Suites freeze
+trace, and the name-randomization mapping when the task is randomized. Suites freeze
 tasks this way::
 
     text = task_to_json(task)            # canonical JSON: sorted keys, fixed separators
@@ -19,8 +19,8 @@ import copy
 import dataclasses
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.serialization import decode_value, encode_value, load_type, type_path
 from magma_core.simulation.data_structures import SituationInit, StageInput, UserInstruction
 from magma_core.simulation.stage import BaseTaskStage
@@ -42,7 +42,7 @@ _STAGE_KEYS = {"request_type", "spec", "flag_answer_to_user", "reset_at_end"}
 _OPTIONAL_STAGE_KEYS = {"scorer", "instruction"}
 
 
-def _stage_from_entry(entry: dict[str, Any]) -> Any:
+def _stage_from_entry(entry: JSONDict) -> BaseTaskStage:
     stage = BaseTaskStage.from_spec(entry["spec"])
     flag, reset = entry["flag_answer_to_user"], entry["reset_at_end"]
     if not isinstance(flag, bool) or not isinstance(reset, bool):
@@ -63,7 +63,7 @@ def _stage_from_entry(entry: dict[str, Any]) -> Any:
     return stage
 
 
-def _set_instruction(stage: Any, text: Any) -> None:
+def _set_instruction(stage: BaseTaskStage, text: JSONValue) -> None:
     """Give ``stage`` the user's words ``text`` (a paraphrase of an instruction its spec
     arguments do not hold), remembered for the spec (``instruction_override``)."""
     instruction = getattr(stage.stage_input, "instruction", None)
@@ -82,7 +82,7 @@ class RequestRecord:
     stages it made (``first_stage`` .. ``first_stage + num_stages - 1``)."""
 
     request_type: str
-    parameters: Any
+    parameters: JSONValue
     description: str
     first_stage: int
     num_stages: int
@@ -90,7 +90,7 @@ class RequestRecord:
 
 class GeneratedTask(BaseTask):
     """A ``BaseTask`` with its provenance (definition, seed), request chain, reference trace,
-    rule texts and optional randomisation mapping (``RandomizationSpec.to_dict()``)."""
+    rule texts and optional randomization mapping (``RandomizationSpec.to_dict()``)."""
 
     def __init__(
         self,
@@ -102,8 +102,8 @@ class GeneratedTask(BaseTask):
         requests: list[RequestRecord] | None = None,
         trace: PerfectTrace | None = None,
         rules: list[str] | None = None,
-        randomization: dict[str, Any] | None = None,
-        **fields: Any,
+        randomization: JSONDict | None = None,
+        **fields: object,
     ) -> None:
         super().__init__(**fields)
         self.seed = seed
@@ -118,14 +118,14 @@ class GeneratedTask(BaseTask):
     def perfect_trace(self) -> PerfectTrace | None:
         return self.trace
 
-    def with_randomization(self, mapping: dict[str, Any] | None) -> GeneratedTask:
+    def with_randomization(self, mapping: JSONDict | None) -> GeneratedTask:
         """A copy of the task carrying ``mapping`` (a ``RandomizationSpec.to_dict()``)."""
         spec = self.to_spec()
         spec["randomization"] = copy.deepcopy(mapping)
         return GeneratedTask.from_spec(spec)
 
     # -- serialisation ----------------------------------------------------------------------
-    def to_spec(self) -> dict[str, Any]:
+    def to_spec(self) -> JSONDict:
         """The full spec (JSON-compatible)."""
         params = self.initialization_parameters
         situation = self.situation_init
@@ -175,7 +175,7 @@ class GeneratedTask(BaseTask):
         }
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> GeneratedTask:
+    def from_spec(cls, spec: JSONDict) -> GeneratedTask:
         """Rebuild the task of ``spec``; ``TypeError``/``ValueError`` naming what is wrong."""
         if not isinstance(spec, dict):
             raise TypeError(f"a task spec is a dict, got {type(spec).__name__}")

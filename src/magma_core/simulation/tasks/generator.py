@@ -16,26 +16,32 @@ import dataclasses
 import inspect
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.serialization import encode_value
 from magma_core.simulation.data_structures.task_state import TaskState
 from magma_core.simulation.tasks.completion import materialize_completion_stages
 from magma_core.simulation.tasks.generated import GeneratedTask, RequestRecord
-from magma_core.simulation.tasks.perfect_trace import PerfectTrace
+from magma_core.simulation.tasks.perfect_trace import PerfectTrace, TraceEvent
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.stage import BaseTaskStage
+    from magma_core.simulation.tasks.definition import TaskDefinition
+    from magma_core.simulation.tasks.requests import BaseRequest
 
 #: Requests drawn at most this many times per task (a guard against zero-cost loops).
 MAX_REQUESTS = 200
 
 
 def generate_task(
-    definition: Any,
+    definition: TaskDefinition,
     seed: int,
     *,
     max_target_tool_calls: int | None = None,
     max_stages: int | None = None,
     start_state: TaskState | None = None,
-    observer: Callable[[dict[str, Any]], None] | None = None,
+    observer: Callable[[JSONDict], None] | None = None,
 ) -> GeneratedTask:
     """Generate the task of ``definition`` for ``seed`` (see the module docstring).
 
@@ -60,8 +66,8 @@ def generate_task(
     base_state: TaskState = (definition.starting_state if start_state is None else start_state).clone()
     tsr = str(getattr(definition, "checkpoint_mode", None) or "").upper() == "TSR"
     state = base_state.clone()
-    stages: list[Any] = []
-    events: list[Any] | None = []
+    stages: list[BaseTaskStage] = []
+    events: list[TraceEvent] | None = []
     records: list[RequestRecord] = []
     total = 0
     for _ in range(MAX_REQUESTS):
@@ -130,7 +136,7 @@ def generate_task(
     )
 
 
-def encode_parameters(params: Any) -> Any:
+def encode_parameters(params: object) -> JSONValue:
     """The request's parameters as stored with the task: the spec encoding where it has one;
     a typed parameter object (a dataclass, the predecessor's style) as its fields; anything
     else as its ``repr`` (the record is descriptive: the stages hold what runs)."""
@@ -147,7 +153,7 @@ def encode_parameters(params: Any) -> Any:
     return repr(params)
 
 
-def sample_parameters(request: Any, state: TaskState, rng: random.Random) -> Any:
+def sample_parameters(request: BaseRequest, state: TaskState, rng: random.Random) -> object:
     """``request.sample_parameters(state, rng)``; a predecessor-style request's
     ``sample_parameters(state)`` (which draws from the global ``random``) runs with the global
     generator seeded from ``rng`` and restored afterwards, so the task stays seeded."""
@@ -168,7 +174,7 @@ def sample_parameters(request: Any, state: TaskState, rng: random.Random) -> Any
         random.setstate(saved)
 
 
-def request_trace(request: Any, state: TaskState, params: Any) -> list[Any] | None:
+def request_trace(request: BaseRequest, state: TaskState, params: object) -> list[TraceEvent] | None:
     """The request's reference events: ``perfect_trace`` (ours, a list of events) or the
     predecessor's ``build_perfect_trace`` (a ``PerfectTrace``), None when it has neither."""
     builder = getattr(request, "build_perfect_trace", None)
@@ -180,13 +186,13 @@ def request_trace(request: Any, state: TaskState, params: Any) -> list[Any] | No
     return request.perfect_trace(state, params)
 
 
-def _overrides(request: Any, name: str) -> bool:
+def _overrides(request: BaseRequest, name: str) -> bool:
     from magma_core.simulation.tasks.requests import BaseRequest
 
     return getattr(type(request), name, None) is not getattr(BaseRequest, name, None)
 
 
-def setup_state(definition: Any, requests: list[Any], seed: int = 0) -> TaskState:
+def setup_state(definition: TaskDefinition, requests: list[BaseRequest], seed: int = 0) -> TaskState:
     """The definition's starting state after ``requests`` were applied in order (each sampled
     with ``random.Random(seed)``; their stages are discarded): the base of a request chain
     that starts from a prepared situation (``test-requests --setup``)."""
@@ -201,7 +207,7 @@ def setup_state(definition: Any, requests: list[Any], seed: int = 0) -> TaskStat
     return state
 
 
-def _request_stages(request: Any, state: TaskState, params: Any, tools_cls: type) -> list[Any]:
+def _request_stages(request: BaseRequest, state: TaskState, params: object, tools_cls: type) -> list[BaseTaskStage]:
     """The request's stages: stamped with its type, exact targets checked, completion stages
     materialised."""
     name = request.get_request_type()

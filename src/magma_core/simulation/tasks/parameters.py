@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +37,10 @@ class InitializationParameters:
     order) and ``planner_options`` (kept for code written for the predecessor's external
     planner; MAGMA's in-process motion does not read them)."""
 
-    env_options: dict[str, Any] | None = None
-    planner_options: dict[str, Any] | None = None
+    env_options: dict[str, object] | None = None
+    planner_options: dict[str, object] | None = None
     agent_names: list[str] | None = None
-    reset_options: dict[str, Any] | None = None
+    reset_options: dict[str, object] | None = None
 
     def __post_init__(self) -> None:
         for name in ("env_options", "reset_options"):
@@ -105,13 +104,13 @@ class TaskMetadata:
     ``difficulty`` and ``hint``; either may be given, both read the same value.
     """
 
-    styles: list[Any] = field(default_factory=list)
+    styles: list[TaskStyle | str] = field(default_factory=list)
     difficulty: str | None = None
     hint: str | None = None
 
     def __init__(
         self,
-        styles: list[Any] | None = None,
+        styles: list[TaskStyle | str] | None = None,
         difficulty: str | None = None,
         hint: str | None = None,
         *,
@@ -131,7 +130,7 @@ class TaskMetadata:
         return self.hint
 
 
-def _one_of(name: str, ours: Any, theirs: Any) -> Any:
+def _one_of(name: str, ours: str | None, theirs: str | None) -> str | None:
     if ours is not None and theirs is not None and ours != theirs:
         raise TypeError(f"TaskMetadata got two different values for {name}: {ours!r}, {theirs!r}")
     return ours if ours is not None else theirs

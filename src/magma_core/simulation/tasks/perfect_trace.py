@@ -5,14 +5,19 @@ The trace agent replays ``PerfectTrace.decisions()`` one by one; tests use it as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
+from magma_core.json_types import JSONDict, JSONValue
 from magma_core.simulation.data_structures.decisions import Decision, ToolCall
 from magma_core.simulation.data_structures.instructions import UserInstruction
 
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.stage import BaseTaskStage
 
-def _identity(kind: str, value: Any) -> str:
+
+def _identity(kind: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{kind} needs a non-empty identity, got {value!r}")
     return value
@@ -89,7 +94,7 @@ class TraceToolResult:
     robot: str
     tool: str
     message: str
-    attribute_updates: list[Any] | None = None
+    attribute_updates: list[JSONValue] | None = None
 
     def __post_init__(self) -> None:
         for name in ("robot", "tool", "message"):
@@ -142,8 +147,8 @@ class PerfectTrace:
                 out.append(Decision(say=event.content))
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        rows: list[dict[str, Any]] = []
+    def to_dict(self) -> JSONDict:
+        rows: list[JSONValue] = []
         for event in self.events:
             if isinstance(event, UserEvent):
                 rows.append({"type": "user", "content": event.content})
@@ -160,13 +165,13 @@ class PerfectTrace:
                 if event.mode != "inform":
                     row["mode"] = event.mode
                 rows.append(_with_todos(row, event.completed_todos))
-        out: dict[str, Any] = {"events": rows}
+        out: JSONDict = {"events": rows}
         if self.nb_decision != sum(1 for e in self.events if isinstance(e, ToolCallEvent)):
             out["nb_decision"] = self.nb_decision
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PerfectTrace:
+    def from_dict(cls, data: JSONDict) -> PerfectTrace:
         events: list[TraceEvent] = []
         for row in data.get("events", []):
             kind = row.get("type")
@@ -194,13 +199,13 @@ class PerfectTrace:
         return cls(events, data.get("nb_decision"))
 
 
-def _with_todos(row: dict[str, Any], todos: list[TodoRef] | None) -> dict[str, Any]:
+def _with_todos(row: JSONDict, todos: list[TodoRef] | None) -> JSONDict:
     if todos:
         row["completed_todos"] = [t.id if isinstance(t, TodoRef) else str(t) for t in todos]
     return row
 
 
-def user_event_mismatches(trace: PerfectTrace, stages: list[Any]) -> list[str]:
+def user_event_mismatches(trace: PerfectTrace, stages: Sequence[BaseTaskStage]) -> list[str]:
     """Where the trace's ``UserEvent`` texts differ from the stages' user instructions, in
     order (one line each; empty when they agree). A mismatch does not stop a run (the agent
     never sees the trace's user text) but usually means a stage or the trace was edited

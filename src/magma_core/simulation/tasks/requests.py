@@ -23,10 +23,13 @@ stages and reference trace events, then lets it update the ``TaskState``::
 from __future__ import annotations
 
 import random
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from magma_core.simulation.data_structures.task_state import TaskState
 from magma_core.simulation.tasks.perfect_trace import TraceEvent
+
+if TYPE_CHECKING:  # named for the annotations only
+    from magma_core.simulation.stage import BaseTaskStage
 
 ParametersT = TypeVar("ParametersT")
 
@@ -53,7 +56,7 @@ class BaseRequest(Generic[ParametersT]):
         """The request's parameters, drawn with ``rng`` only (JSON-compatible values)."""
         raise NotImplementedError(f"{type(self).__name__} must implement sample_parameters")
 
-    def create_stages(self, state: TaskState, params: ParametersT) -> list[Any]:
+    def create_stages(self, state: TaskState, params: ParametersT) -> list[BaseTaskStage]:
         """The stages of the request (answer flags allowed: completion stages follow)."""
         raise NotImplementedError(f"{type(self).__name__} must implement create_stages")
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from magma_core.simulation.tools.registration import ToolRegistration
 
 
 def check_arguments(
-    registration: ToolRegistration, params: Any
-) -> tuple[dict[str, Any] | None, str]:
+    registration: ToolRegistration, params: object
+) -> tuple[dict[str, object] | None, str]:
     """``(arguments, "")`` when ``params`` fit the spec, else ``(None, reason)``.
 
     A bool is never an int or float; an int is accepted (and converted) for a float.
@@ -24,7 +22,7 @@ def check_arguments(
     missing = [k for k in spec if registration.is_required(k) and k not in params]
     if missing:
         problems.append(f"Missing arguments: {', '.join(missing)}.")
-    arguments = {}
+    arguments: dict[str, object] = {}
     for name, value in params.items():
         if name not in spec:
             continue
@@ -41,7 +39,7 @@ def check_arguments(
     return arguments, ""
 
 
-def _fit(value: Any, expected: type) -> tuple[bool, Any]:
+def _fit(value: object, expected: type) -> tuple[bool, object]:
     if isinstance(value, bool):
         return expected in (bool, object), value
     if expected is float and isinstance(value, int):

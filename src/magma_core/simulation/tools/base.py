@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.data_structures import Observation, ToolExecution
 from magma_core.simulation.tools.arguments import check_arguments
 from magma_core.simulation.tools.registration import ToolRegistration, get_registration
 from magma_core.simulation.tools.robot_init import defer_robot_init, run_deferred_init
+
+if TYPE_CHECKING:  # named for the annotations only
+    from mani_skill.agents.base_agent import BaseAgent
 
 
 class BaseToolsAPI:
@@ -23,7 +27,7 @@ class BaseToolsAPI:
 
     _tool_registry: ClassVar[dict[str, ToolRegistration]] = {}
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         registry = {}
         for attribute in cls.__dict__.values():
@@ -33,9 +37,9 @@ class BaseToolsAPI:
         cls._tool_registry = registry
         defer_robot_init(cls, BaseToolsAPI.__init__)
 
-    def __init__(self, agents: Sequence[Any] | None = None,
+    def __init__(self, agents: Sequence[BaseAgent] | None = None,
                  equivalence: Mapping[str, int] | None = None) -> None:
-        self._robots: dict[str, Any] = {}
+        self._robots: dict[str, BaseAgent] = {}
         if agents is not None:  # the predecessor's constructor: agents and name -> index
             names = sorted(equivalence or {}, key=lambda n: (equivalence or {})[n])
             if len(names) != len(agents):
@@ -43,7 +47,7 @@ class BaseToolsAPI:
             self._robots = dict(zip(names, agents, strict=True))
 
     # -- robots ----------------------------------------------------------------------------
-    def bind_robots(self, robots: Mapping[str, Any]) -> None:
+    def bind_robots(self, robots: Mapping[str, BaseAgent]) -> None:
         """Called by the engine: robot name -> the simulator's agent for that robot."""
         if not isinstance(robots, Mapping) or not all(isinstance(k, str) for k in robots):
             raise TypeError("bind_robots takes a mapping of robot name to agent")
@@ -53,7 +57,7 @@ class BaseToolsAPI:
     def robot_names(self) -> list[str]:
         return list(self._robots)
 
-    def get_agent(self, robot_name: str = "") -> Any:
+    def get_agent(self, robot_name: str = "") -> BaseAgent:
         """The bound agent named ``robot_name`` ("" is allowed when a single robot is bound)."""
         if not self._robots:
             raise RuntimeError(f"{type(self).__name__} has no robots bound yet")
@@ -70,7 +74,7 @@ class BaseToolsAPI:
         return list(cls._tool_registry.values())
 
     @classmethod
-    def get_api_description(cls) -> list[dict[str, Any]]:
+    def get_api_description(cls) -> list[JSONDict]:
         """What the agent sees of each tool."""
         return [r.api_description() for r in cls._tool_registry.values()]
 
@@ -85,7 +89,7 @@ class BaseToolsAPI:
 
     # -- calls -----------------------------------------------------------------------------
     def call_tool(
-        self, name: str, obs: Observation, env_id: int, params: Any
+        self, name: str, obs: Observation, env_id: int, params: object
     ) -> ToolExecution:
         """Run tool ``name``; a bad call (unknown tool, bad arguments) is a failed execution.
 

@@ -5,12 +5,27 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypeAlias, TypedDict, cast
 
+from magma_core.json_types import JSONDict
 from magma_core.simulation.errors.base import ToolErrorSupport
 
 TOOL_ATTRIBUTE = "__magma_tool__"
 TOOL_SIGNATURE = ("self", "obs", "env_id", "params")
+
+if TYPE_CHECKING:  # layer 1, named for the annotations only
+    from magma_core.simulation.data_structures import ToolExecution
+
+#: A tool method: ``(self, obs, env_id, params) -> ToolExecution``.
+ToolFunction: TypeAlias = "Callable[..., ToolExecution]"
+
+
+class ParamSpec(TypedDict):
+    """One argument of a tool as ``register_tool`` checked it."""
+
+    description: str
+    type: type
+    values_from: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -19,39 +34,40 @@ class ToolRegistration:
 
     name: str
     description: str
-    params_spec: dict[str, dict[str, Any]]  # name -> {"description", "type"[, "values_from"]}
+    params_spec: dict[str, ParamSpec]
     optional: tuple[str, ...]
     error_supports: tuple[ToolErrorSupport, ...]
     execution_group: Hashable | None
     is_detection: bool
-    function: Callable[..., Any]
+    function: ToolFunction
 
     def is_required(self, param: str) -> bool:
         return param not in self.optional
 
-    def api_description(self) -> dict[str, Any]:
+    def api_description(self) -> JSONDict:
         """What the agent sees: name, description, parameters (description, type, required,
         and ``values_from`` where declared)."""
-        parameters = {}
+        parameters: JSONDict = {}
         for p, spec in self.params_spec.items():
-            parameters[p] = {
+            entry: JSONDict = {
                 "description": spec["description"],
                 "type": spec["type"].__name__,
                 "required": self.is_required(p),
             }
             if "values_from" in spec:
-                parameters[p]["values_from"] = spec["values_from"]
+                entry["values_from"] = spec["values_from"]
+            parameters[p] = entry
         return {"name": self.name, "description": self.description, "parameters": parameters}
 
 
 def register_tool(
     description: str = "",
-    params_spec: Mapping[str, Mapping[str, Any]] | None = None,
+    params_spec: Mapping[str, Mapping[str, object]] | None = None,
     optional: Iterable[str] | None = None,
     errors: Iterable[type | ToolErrorSupport] | None = None,
     execution_group: Hashable | None = None,
     is_detection: bool = False,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+) -> Callable[[ToolFunction], ToolFunction]:
     """Mark ``(self, obs, env_id, params) -> ToolExecution`` as a tool (``TypeError`` on misuse).
 
     ``params_spec`` maps each argument to ``{"description": str, "type": <class>}``; names in
@@ -74,7 +90,7 @@ def register_tool(
             raise TypeError(f"optional argument {name!r} is not in params_spec")
     supports = tuple(_to_support(e) for e in (errors or ()))
 
-    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+    def decorate(function: ToolFunction) -> ToolFunction:
         params = list(inspect.signature(function).parameters)
         if tuple(params[:4]) != TOOL_SIGNATURE:
             raise TypeError(
@@ -97,8 +113,8 @@ def register_tool(
     return decorate
 
 
-def _check_params_spec(params_spec: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
-    spec: dict[str, dict[str, Any]] = {}
+def _check_params_spec(params_spec: Mapping[str, Mapping[str, object]] | None) -> dict[str, ParamSpec]:
+    spec: dict[str, ParamSpec] = {}
     for name, entry in (params_spec or {}).items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"params_spec names must be non-empty str, got {name!r}")
@@ -109,17 +125,17 @@ def _check_params_spec(params_spec: Mapping[str, Any] | None) -> dict[str, dict[
         source = entry.get("values_from")
         if source is not None and (not isinstance(source, str) or not source):
             raise TypeError(f"params_spec[{name!r}]['values_from'] must name a task attribute, got {source!r}")
-        spec[name] = dict(entry)
+        spec[name] = cast(ParamSpec, dict(entry))  # checked above
     return spec
 
 
-def _to_support(entry: Any) -> ToolErrorSupport:
+def _to_support(entry: type | ToolErrorSupport) -> ToolErrorSupport:
     if isinstance(entry, ToolErrorSupport):
         return entry
     return ToolErrorSupport(entry)  # TypeError unless a no-argument BaseError subclass
 
 
-def get_registration(attribute: Any) -> ToolRegistration | None:
+def get_registration(attribute: object) -> ToolRegistration | None:
     """The registration attached to a class attribute, if it is a decorated tool."""
     registration = getattr(attribute, TOOL_ATTRIBUTE, None)
     return registration if isinstance(registration, ToolRegistration) else None

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # named for the annotations only
+    from mani_skill.agents.base_agent import BaseAgent
+
+    from magma_core.simulation.tools.base import BaseToolsAPI
+
 
 _PENDING = "_magma_pending_init"
 
 
-def _requires_arguments(init: Any) -> bool:
+def _requires_arguments(init: Callable[..., object]) -> bool:
     params = list(inspect.signature(init).parameters.values())[1:]  # without self
     return any(
         p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -24,7 +30,7 @@ def _requires_arguments(init: Any) -> bool:
     )
 
 
-def defer_robot_init(cls: type, base_init: Any) -> None:
+def defer_robot_init(cls: type, base_init: Callable[[BaseToolsAPI], None]) -> None:
     """Wrap ``cls.__init__`` when it requires arguments (see the module docstring);
     ``base_init`` is the no-argument set-up of ``BaseToolsAPI``."""
     init = cls.__dict__.get("__init__")
@@ -32,7 +38,7 @@ def defer_robot_init(cls: type, base_init: Any) -> None:
         return
 
     @functools.wraps(init)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+    def __init__(self: BaseToolsAPI, *args: object, **kwargs: object) -> None:
         if args or kwargs:
             init(self, *args, **kwargs)
             return
@@ -43,7 +49,7 @@ def defer_robot_init(cls: type, base_init: Any) -> None:
     cls.__init__ = __init__  # type: ignore[misc]
 
 
-def run_deferred_init(tools: Any, robots: Mapping[str, Any]) -> None:
+def run_deferred_init(tools: BaseToolsAPI, robots: Mapping[str, BaseAgent]) -> None:
     """Run the author's ``__init__(agents, equivalence)`` left pending by the wrapper."""
     init = tools.__dict__.pop(_PENDING, None)
     if init is None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import copy
 import random
 from dataclasses import dataclass, field
-from typing import Any
 
-from magma_core.simulation.stage import ConstraintBaseStage
+from magma_core.json_types import JSONDict
+from magma_core.simulation.stage import BaseTaskStage, ConstraintBaseStage
 from magma_core.simulation.tasks import (
     AttributesModifConstraint,
     BaseConstraint,
@@ -43,7 +43,7 @@ class ConstraintParameters:
 class AttributesModificationParameters:
     """A copy of the attributes the request installs."""
 
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: JSONDict = field(default_factory=dict)
 
 
 class BaseConstraintRequest(BaseRequest[ConstraintParameters]):
@@ -62,7 +62,7 @@ class BaseConstraintRequest(BaseRequest[ConstraintParameters]):
     def sample_parameters(self, state: TaskState, rng: random.Random) -> ConstraintParameters:
         return self.sample_constraints(state, rng)
 
-    def create_stages(self, state: TaskState, params: ConstraintParameters) -> list[Any]:
+    def create_stages(self, state: TaskState, params: ConstraintParameters) -> list[BaseTaskStage]:
         if self.judged:
             return [ConstraintBaseStage(params.instruction, reset_at_end=self.reset_at_end)]
         return [Acknowledge(params.instruction)]
