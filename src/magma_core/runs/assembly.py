@@ -170,18 +170,17 @@ def task_skills(target: str, names: Sequence[str] | None) -> list[type] | None:
 
 
 
-_gc_frozen = False
-
-
 def freeze_loaded_objects() -> None:
     """Once per process: move the objects alive now (the imported libraries, mostly) out of
     the garbage collector's way (``gc.freeze``). ManiSkill calls ``gc.collect()`` while building
     a scene, which otherwise walks all of torch and ManiSkill (about 1 s more per engine start,
-    measured), and in a forked worker would copy the parent's pages. Later calls do nothing:
-    freezing again would pin for good whatever earlier runs left for the collector."""
-    global _gc_frozen
-    if not _gc_frozen:
-        _gc_frozen = True
+    measured), and in a forked worker would copy the parent's pages; the engine's collection
+    of the scenes it rebuilds (``simulation.envs.scene_release``, which freezes the same way
+    when it comes first) then costs milliseconds. Later calls, and calls once anything is
+    frozen, do nothing: freezing again would pin for good whatever earlier runs left for the
+    collector. (Not imported from ``scene_release``: that would import the simulator, which a
+    worker pool's parent does not pay for.)"""
+    if gc.get_freeze_count() == 0:
         gc.freeze()
 
 

@@ -29,6 +29,7 @@ from magma_core.simulation.envs import world_view
 from magma_core.simulation.envs.cameras import camera_images, render_unavailable
 from magma_core.simulation.envs.direct_drive import DirectDrive
 from magma_core.simulation.envs.headless import backend_kwargs
+from magma_core.simulation.envs.scene_release import SceneRelease
 from magma_core.simulation.envs.world_options import split_world_options
 from magma_core.simulation.state import (
     StateTree,
@@ -84,7 +85,9 @@ class SimBatch:
             worlds do not depend on what the slot ran before: PhysX keeps contact, friction
             and sleep state that a state restore does not reset (poses drift by millimetres).
             Costs one scene build per episode (about 0.1 s; see ``benchmarks/sim_overhead.py``).
-            Robots handed out by :meth:`robots` stay valid across rebuilds. Ignored on GPU.
+            Robots handed out by :meth:`robots` stay valid across rebuilds; the old scenes
+            are collected every N rebuilds (:mod:`.scene_release`), so memory stays bounded
+            over any number of episodes. Ignored on GPU.
         render: build the worlds with a render backend and their cameras, so that
             :meth:`camera_images` can render them (when a render device is there; see
             :func:`~magma_core.simulation.envs.cameras.render_unavailable`). Off by default:
@@ -126,6 +129,7 @@ class SimBatch:
             options.setdefault(key, value)
         self.env_options = options
         self.fresh_scene = bool(fresh_scene) and backend == "cpu"
+        self.scene_release = SceneRelease(num_slots)  # the scenes rebuilds drop: <= N alive
         if backend == "gpu":
             self._envs: list[BaseEnv] = [_make(env_id, num_envs=num_slots, **options)]
         else:
@@ -282,9 +286,14 @@ class SimBatch:
         else:
             for i, s in zip(idx, seeds, strict=True):
                 options = dict(self.reset_options)
-                if self.fresh_scene and self._stepped[i]:
+                rebuild = self.fresh_scene and self._stepped[i]
+                if rebuild:
                     options["reconfigure"] = True
-                self._envs[i].reset(seed=s, options=options)
+                try:
+                    self._envs[i].reset(seed=s, options=options)
+                finally:
+                    if rebuild:  # the old scene is dropped even when the world's reset raises
+                        self.scene_release.dropped()
                 self._stepped[i] = False
         return self.observe()
 
