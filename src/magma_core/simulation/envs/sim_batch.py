@@ -257,7 +257,10 @@ class SimBatch:
             self._envs[0].set_state_dict(snapshot.state, env_idx=rows)
             return
         if seed is not None and self.fresh_scene and self._stepped[slot]:
-            self._envs[slot].reset(seed=seed, options={**self.reset_options, "reconfigure": True})
+            try:
+                self._envs[slot].reset(seed=seed, options={**self.reset_options, "reconfigure": True})
+            finally:  # the old scene is dropped even when the world's reset raises
+                self.scene_release.dropped()
             self._stepped[slot] = False
         self._envs[slot].set_state_dict(snapshot.state)
 
