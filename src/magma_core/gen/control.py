@@ -3,11 +3,12 @@
 The generator executes a candidate by restoring its situation's snapshot into a slot and
 submitting the decision there. :class:`RecordingEngine` wraps the engine (built with
 ``record_control``): a restore drops whatever the slot recorded before (it belongs to no
-candidate), and a submit keeps each slot's steps until the candidate executed there is stored.
-:class:`RecordingStore` wraps the generation store: an executed candidate (its execution names
-its slot) is added together with that slot's steps (``gen_control_steps``,
+candidate), and a submit keeps each slot's steps until the generator takes them
+(:meth:`RecordingEngine.steps_of`, right after the submit; the generator holds them with the
+candidate until its wave is stored). :class:`RecordingStore` wraps the generation store: an
+executed candidate is added together with its steps (``gen_control_steps``,
 :mod:`magma_core.store.control_steps`). A candidate starts exactly where its situation's world
-is, so its first step is not marked ``restored``. The generator itself is unchanged.
+is, so its first step is not marked ``restored``.
 """
 
 from __future__ import annotations
@@ -48,10 +49,13 @@ class RecordingEngine:
             self._pending[slot] = steps
         return outcomes
 
-    def take_steps(self, slot: int, candidate: int) -> tuple[int, int, bytes] | None:
-        """The store row of the steps ``slot`` took in its last submit, as ``candidate``'s
-        (None when it took none)."""
-        steps = self._pending.pop(slot, None)
+    def steps_of(self, slot: int) -> list[dict[str, Any]]:
+        """The steps ``slot`` took in its last submit (the generator takes them right after
+        it, and stores them with the candidate when its wave is stored)."""
+        return self._pending.pop(slot, None) or []
+
+    def pack(self, candidate: int, steps: list[dict[str, Any]]) -> tuple[int, int, bytes] | None:
+        """The store row of ``steps`` as ``candidate``'s (None when it took none)."""
         if not steps:
             return None
         if self._joints is None:
@@ -71,9 +75,7 @@ class RecordingStore:
             raise AttributeError(name)
         return getattr(self._store, name)
 
-    def add_candidate(self, name: str, candidate: Any, child: Any, close_situation: bool) -> None:
-        execution = candidate.execution or {}
-        control = None
-        if "slot" in execution:
-            control = self._engine.take_steps(int(execution["slot"]), candidate.id)
+    def add_candidate(self, name: str, candidate: Any, child: Any, close_situation: bool,
+                      control_steps: list[dict[str, Any]] | None = None) -> None:
+        control = self._engine.pack(candidate.id, control_steps or [])
         self._store.add_candidate(name, candidate, child, close_situation, control=control)

@@ -39,7 +39,7 @@ from magma_core.agents.trace_per_task import TreeTraceAgent
 from magma_core.gen.branch_ends import INVALID
 from magma_core.gen.coaching.manager import CoachingSettings, generator_coaching
 from magma_core.gen.frontier import Frontier, Situation
-from magma_core.gen.resume import resume
+from magma_core.gen.resume import resume, stored_snapshot
 from magma_core.gen.settings import GenSettings
 from magma_core.gen.trees import TreeTask, TreeTasks
 from magma_core.gen.waves import Executed, candidate_row, read_slot
@@ -287,24 +287,21 @@ class Generator:
         start = time.perf_counter()
         outcomes = self.executor.submit(decisions)
         self.timings["submit_s"] += time.perf_counter() - start
+        steps_of = getattr(self.executor, "steps_of", None)  # a recording engine (gen.control)
         for slot, item in batch.items():
             node = self.frontier.open[item.situation]
-            self._done.append(read_slot(self.executor, slot, node, item.output, outcomes[slot],
-                                        decisions[slot], self.settings.limits,
-                                        self._text_only[node.tree][node.stage],
-                                        self.settings.branches, self.timings))
+            result = read_slot(self.executor, slot, node, item.output, outcomes[slot], decisions[slot],
+                               self.settings.limits, self._text_only[node.tree][node.stage],
+                               self.settings.branches, self.timings)
+            if steps_of is not None:
+                result.control_steps = steps_of(slot)
+            self._done.append(result)
 
     def _snapshot(self, node: Situation) -> SlotSnapshot:
-        if node.snapshot is None:
-            blob = self.store.snapshot_blob(self.name, node.id)
-            if blob is None:
-                raise RuntimeError(f"situation {node.id} of {self.name!r} has no stored snapshot")
+        if node.snapshot is None:  # parked, resumed or closed: read back from the store
             start = time.perf_counter()
-            tree = self._tree[node.tree]
-            if self.trees.randomized:
-                node.snapshot = self.executor.snapshot_from_bytes(blob, tree.task, tree.vocabulary)
-            else:
-                node.snapshot = self.executor.snapshot_from_bytes(blob, tree.task)
+            node.snapshot = stored_snapshot(self.store, self.name, self.executor, node.id,
+                                            self._tree[node.tree], self.trees.randomized)
             self.timings["restore_s"] += time.perf_counter() - start
         return node.snapshot
 
@@ -339,7 +336,7 @@ class Generator:
                                      self._serialise(child.snapshot))
         row = self._row(node, result.output, result.output.output.model_dump(), result.execution,
                         verdict.status, verdict.end, verdict.episode, child.id if child else None)
-        self._save(node, result.output.candidate_index, row, child_row)
+        self._save(node, result.output.candidate_index, row, child_row, result.control_steps)
         self.executed += 1
         self.successes += verdict.episode == "success"
         if child is not None:
@@ -354,12 +351,14 @@ class Generator:
         return candidate_row(self._next_candidate, node, output, payload, execution, status, end, episode,
                              child, self._coached.get((node.id, output.candidate_index)))
 
-    def _save(self, node: Situation, index: int, row: Any, child: NewSituation | None) -> None:
+    def _save(self, node: Situation, index: int, row: Any, child: NewSituation | None,
+              control_steps: list[dict[str, Any]] | None = None) -> None:
         start = time.perf_counter()
         node.stored.add(index)
         node.pending.discard(index)
         complete = all(i in node.stored for i in range(self.settings.branches)) and not node.pending
-        self.store.add_candidate(self.name, row, child, close_situation=complete)
+        recorded = {} if control_steps is None else {"control_steps": control_steps}  # gen.control
+        self.store.add_candidate(self.name, row, child, close_situation=complete, **recorded)
         self._next_candidate += 1
         self.timings["store_s"] += time.perf_counter() - start
         if complete:

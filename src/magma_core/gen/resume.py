@@ -4,19 +4,21 @@ A killed ``magma gen`` loses only what was in flight (each candidate is stored w
 situation it led to in one transaction), so the same call resumes from the store alone: every
 situation not closed is open again (queued, or parked if it was parked), with the candidate
 indices already stored; the continuations each stage's finishers started are counted again;
-new ids go on after the largest stored ones.
+new ids go on after the largest stored ones. A situation whose snapshot is not in memory
+(parked, resumed, or closed and coached) reads it back with :func:`stored_snapshot`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from magma_core.gen.frontier import Frontier, Situation
 from magma_core.store import scores as sc
 from magma_core.store.generation_store import CLOSED, PARKED, GenerationStore
 
-__all__ = ["Resumed", "resume"]
+__all__ = ["Resumed", "resume", "stored_snapshot"]
 
 
 @dataclass(frozen=True)
@@ -57,3 +59,16 @@ def resume(store: GenerationStore, name: str, frontier: Frontier,
                    next_candidate=max((c.id for c in candidates), default=-1) + 1,
                    candidates=len(candidates),
                    successes=sum(c.episode_status == "success" for c in candidates))
+
+
+def stored_snapshot(store: GenerationStore, name: str, executor: Any, situation: int,
+                    tree: Any, randomized: bool) -> Any:
+    """Situation ``situation``'s snapshot read back from the store, for its ``tree`` (a
+    ``TreeTask``: its task, and its names when the generation is ``randomized``)."""
+    blob = store.snapshot_blob(name, situation)
+    if blob is None:
+        raise RuntimeError(f"situation {situation} of {name!r} has no stored snapshot")
+    if randomized:
+        return executor.snapshot_from_bytes(blob, tree.task, tree.vocabulary)
+    return executor.snapshot_from_bytes(blob, tree.task)
+

@@ -47,6 +47,7 @@ class Executed:
     child_stage: int = 0
     child_input: dict[str, Any] | None = None  # its ``id`` is given when it is stored
     child_snapshot: SlotSnapshot | None = None
+    control_steps: list[dict[str, Any]] | None = None  # with --record-control (gen.control)
 
     @property
     def order(self) -> tuple[int, int]:

@@ -85,8 +85,8 @@ class ControlRecorder:
             self._steps.setdefault(slot, []).append(step)
         self._sim.step_physics(actions, slots=slots)
 
-    def restore_slot(self, slot: int, snapshot: Any) -> None:
-        self._sim.restore_slot(slot, snapshot)
+    def restore_slot(self, slot: int, snapshot: Any, *, seed: int | None = None) -> None:
+        self._sim.restore_slot(slot, snapshot, seed=seed)
         self._restored.add(slot)
 
     def reset(self, seed: Any = None, slots: Iterable[int] | None = None) -> Any:
