@@ -198,7 +198,7 @@ screenshots: $(STAMP) chromium
 # pins collide with ours or with each other): Inspect AI, OpenEnv, LeRobot. Guides: docs/guides/.
 test-bridges: test-bridge-inspect test-bridge-openenv test-bridge-lerobot
 
-# OpenEnv (opt-in, about 5 minutes of tests on 2 cores plus the install): the rl environment
+# OpenEnv (opt-in; 3 to 15 minutes of tests on 2 cores, mostly one GRPO step, plus the install): the rl environment
 # served by OpenEnv's own server and driven by its client, and one TRL GRPO step over it with
 # SmolLM2-135M-Instruct (docs/guides/openenv.md). OpenEnv pulls Gradio, which pins pillow<13:
 # hence a venv of its own, torch pinned first.

@@ -27,6 +27,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "rl"))
 import train_grpo_smollm2 as example  # noqa: E402
 
 GENERATIONS = 2
+WARM_STEPS = 8
+
+
+def reference_rows(base_url: str, env) -> list[dict]:
+    """Chat rows of the reference solution played through an OpenEnv session (what the model
+    is shown), for a short warm start: a 135M model calls no tool on its own."""
+    from magma_core.integrations.openenv.client import MagmaEnvClient
+    from magma_core.integrations.openenv.models import MagmaAction
+
+    from .conftest import trace_actions
+
+    with MagmaEnvClient(base_url=base_url).sync() as client:
+        opened = client.reset(item=0, group="warm-start", group_size=1).observation
+        messages = list(opened.messages)
+        for fields in trace_actions(env):
+            result = client.step(MagmaAction(**fields))
+            messages.append({"role": "assistant", "content": fields["content"], **(
+                {"tool_calls": fields["tool_calls"]} if fields["tool_calls"] else {})})
+            messages += result.observation.messages
+        assert result.done and result.reward == pytest.approx(1.73)
+    return [{"messages": messages, "tools": opened.tools}]
 
 
 def test_the_factorys_tools_are_steps_of_an_openenv_session(served):
@@ -60,6 +81,7 @@ def test_one_grpo_step_runs_through_the_openenv_server(served, tmp_path):
 
     base_url, server, out = served
     model, tokenizer = example.load_smollm2()
+    example.warm_start(model, tokenizer, reference_rows(base_url, server.env), WARM_STEPS)
     bridge = OpenEnvTRL(base_url)
     dataset = bridge.dataset().select([0])  # one prompt: cube.PickPlace@0
     config = GRPOConfig(
