@@ -116,6 +116,10 @@ def test_bad_resets_are_one_line_errors_and_sessions_are_capped_at_the_slots(ser
             client.step(MagmaAction(content="hello"))
         opened = client.reset(item=1)
         assert not opened.done and opened.observation.status == "running"
+        client.step(MagmaAction(content="Let me look first."))
+        client.reset(item=1)  # a reset ends the running rollout: stored as truncated
+        ended_episode = client.state().episode
+        assert ended_episode is None  # the new rollout runs
 
     async def crowd():
         clients = [MagmaEnvClient(base_url=base_url) for _ in range(SLOTS + 1)]
@@ -132,6 +136,20 @@ def test_bad_resets_are_one_line_errors_and_sessions_are_capped_at_the_slots(ser
 
     errors = asyncio.run(crowd())
     assert len(errors) == 1 and "CAPACITY_REACHED" in errors[0]
+    with open_store(served[2], create=False) as store:
+        reasons = [store.episode_record("openenv", e)["reason"] for e in store.finished_episodes("openenv")]
+    assert "the session was reset" in reasons and "the OpenEnv session closed" in reasons
+
+
+def test_the_command_line_says_bad_input_in_one_line(capsys):
+    from magma_core.integrations.openenv.__main__ import main
+
+    assert main(["serve", "nope.Nope"]) == 2
+    assert "unknown scenario 'nope'" in capsys.readouterr().err
+    assert main(["serve", "cube.PickPlace", "--seeds", "0,x"]) == 2
+    assert "--seeds takes comma-separated integers" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["serve", "cube.PickPlace", "--host", "0.0.0.0"])  # loopback only
 
 
 def test_the_items_route_and_openenv_schema(served):
