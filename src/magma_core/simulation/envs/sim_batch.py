@@ -257,11 +257,7 @@ class SimBatch:
             self._envs[0].set_state_dict(snapshot.state, env_idx=rows)
             return
         if seed is not None and self.fresh_scene and self._stepped[slot]:
-            try:
-                self._envs[slot].reset(seed=seed, options={**self.reset_options, "reconfigure": True})
-            finally:  # the old scene is dropped even when the world's reset raises
-                self.scene_release.dropped()
-            self._stepped[slot] = False
+            self._rebuild(slot, seed)
         self._envs[slot].set_state_dict(snapshot.state)
 
     # -- stepping --------------------------------------------------------------------------
@@ -288,17 +284,21 @@ class SimBatch:
             self._reset_gpu(idx, seeds)
         else:
             for i, s in zip(idx, seeds, strict=True):
-                options = dict(self.reset_options)
-                rebuild = self.fresh_scene and self._stepped[i]
-                if rebuild:
-                    options["reconfigure"] = True
-                try:
-                    self._envs[i].reset(seed=s, options=options)
-                finally:
-                    if rebuild:  # the old scene is dropped even when the world's reset raises
-                        self.scene_release.dropped()
+                if self.fresh_scene and self._stepped[i]:
+                    self._rebuild(i, s)
+                else:
+                    self._envs[i].reset(seed=s, options=dict(self.reset_options))
                 self._stepped[i] = False
         return self.observe()
+
+    def _rebuild(self, slot: int, seed: int | None) -> None:
+        """Reset ``slot`` for ``seed`` in a freshly built scene (ManiSkill's ``reconfigure``);
+        its old scene goes to :attr:`scene_release`, even when the world's reset raises."""
+        try:
+            self._envs[slot].reset(seed=seed, options={**self.reset_options, "reconfigure": True})
+        finally:
+            self.scene_release.dropped()
+        self._stepped[slot] = False
 
     def _first_reset(self, seed: int | Sequence[int] | None) -> None:
         """The reset that gives every slot a world. A world whose reset raises for some seed
