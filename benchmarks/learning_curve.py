@@ -31,141 +31,45 @@ one arm's data phase at toy size (without the training extras nothing else can r
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data_value as dv  # noqa: E402  (the data-value experiment's serving and reading helpers)
+from learning_arms import (  # noqa: E402,F401  (re-exported: the experiment's bookkeeping)
+    ALL_ARMS,
+    DATA_ARMS,
+    DERIVED_ARMS,
+    ONPOLICY_FIRST_SEED,
+    budget_plan,
+    equal_rows,
+    mixed_rows,
+    onpolicy_round,
+    origin_counts,
+    row_key,
+    with_needs,
+)
+from learning_report import SPLITS, paired, plot, recovery, report_lines, split_figures  # noqa: E402,F401
 
 PHASES = ("check", "data", "train", "eval", "report")
-#: split -> the suite shipped for it; only the compositional split must not overlap at all
-SPLITS = {"compositional": "split_compositional", "perturbed": "split_perturbed",
-          "long": "split_long", "other_domain": "split_other_domain"}
+#: only the compositional split must not overlap at all
 STRICT_SPLITS = ("compositional",)
 #: splits none of whose items may repeat a training task word for word
 WHOLE_TASK_SPLITS = ("compositional", "perturbed")
 TRAINING_DEFINITIONS = ("sorting.ShortSortingTrain", "sorting.PairSortingTrain", "sorting.PerturbedPairSortingTrain",
                         "sorting.LongSortingTrain")
 HELD_OUT_FIRST_SEED = 1000
-#: data arm -> magma gen options (the base arm has no data)
-ARMS = {
-    "trace": ["--agent", "trace", "--branches", "1"],
-    "noisy": ["--agent", "noisy-trace:0.3", "--branches", "2"],
-    "coached": ["--agent", "noisy-trace:0.3", "--branches", "2", "--coach", "trace"],
-}
+ARMS = DATA_ARMS
 SIZES = (48, 192, 768)
-
-
-# --- arms at equal budget (pure) -----------------------------------------------------------
-
-def row_key(row: Mapping[str, Any]) -> str:
-    """A row's stable sort key: its id, else a digest of its text."""
-    return str(row.get("id") or hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest())
-
-
-def equal_rows(rows: list[dict[str, Any]], size: int, seed: int = 0) -> list[dict[str, Any]]:
-    """Exactly ``size`` rows of an arm: its distinct rows in a seeded order, cycled (whole
-    epochs first) when the arm has fewer than ``size``; a function of the rows and the seed."""
-    if not rows:
-        raise ValueError("an arm without rows cannot be trained")
-    ordered = sorted(rows, key=lambda r: hashlib.sha256(f"{seed}:{row_key(r)}".encode()).hexdigest())
-    return [ordered[i % len(ordered)] for i in range(size)]
-
-
-def budget_plan(rows_by_arm: Mapping[str, list[dict[str, Any]]], sizes: Iterable[int],
-                batch_size: int) -> list[dict[str, Any]]:
-    """One entry per (arm, size): rows, distinct rows, epochs over them and optimizer steps;
-    every arm of one size gets the same rows count and the same steps."""
-    plan = []
-    for size in sizes:
-        for arm, rows in sorted(rows_by_arm.items()):
-            distinct = len({row_key(r) for r in rows})
-            plan.append({"arm": arm, "size": size, "rows": size, "distinct": distinct,
-                         "epochs": round(size / distinct, 2) if distinct else 0.0,
-                         "steps": math.ceil(size / batch_size)})
-    return plan
-
-
-# --- figures (pure) ------------------------------------------------------------------------
-
-def recovery(trials: Iterable[Any], injected: Mapping[str, list[int]]) -> dict[str, int]:
-    """Errors recovered / errors injected: a trial of an item with an injected execution error
-    at stage s recovered it when its episode passed stage s (``stages_passed > s``)."""
-    out = {"injected": 0, "recovered": 0}
-    for trial in trials:
-        for stage in injected.get(trial.item["item_id"], []):
-            out["injected"] += 1
-            out["recovered"] += int(trial.stages_passed > stage)
-    return out
-
-
-def split_figures(trials: list[Any], injected: Mapping[str, list[int]]) -> dict[str, dict[str, Any]]:
-    """Per condition (and ``all``): success, stage completion, recovery and the outcomes by
-    (item, trial) for the paired tests."""
-    from magma_core.bench.stats import rate
-
-    groups: dict[str, list[Any]] = {"all": list(trials)}
-    for trial in trials:
-        groups.setdefault(trial.item["condition"], []).append(trial)
-    figures = {}
-    for condition, group in sorted(groups.items()):
-        stages = sum(t.stages_total for t in group)
-        figures[condition] = {
-            "success": rate(sum(t.success for t in group), len(group)),
-            "stage_completion": (sum(t.stages_passed for t in group) / stages) if stages else None,
-            "recovery": recovery(group, injected),
-            "outcomes": {(t.item["item_id"], t.trial): t.success for t in group},
-        }
-    return figures
-
-
-def paired(a: Mapping[Any, bool] | None, b: Mapping[Any, bool] | None) -> str:
-    """``p = …`` of the exact McNemar test of ``b`` against ``a`` (``-`` without both)."""
-    if not a or not b:
-        return "-"
-    test = dv.mcnemar_exact(dict(a), dict(b))
-    return f"{test['gained']}+/{test['lost']}- p={test['p']:.3g}"
-
-
-def _outcomes(by_split: Mapping[str, Any], split: str, condition: str) -> Mapping[Any, bool] | None:
-    return by_split.get(split, {}).get("figures", {}).get(condition, {}).get("outcomes")
-
-
-def report_lines(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
-    """The Markdown table: ``results[arm][split]`` holds ``split_figures`` plus ``calls``."""
-    lines = ["| split | condition | arm | success [95% CI] | vs base | vs trace | recovered | "
-             "stage completion | valid-call rate | s/decision |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    base, trace = results.get("base", {}), next((v for k, v in results.items() if k.startswith("trace")), {})
-    for split in SPLITS:
-        conditions = sorted({c for arm in results.values() for c in arm.get(split, {}).get("figures", {})})
-        for condition in conditions:
-            for arm, by_split in results.items():
-                entry = by_split.get(split)
-                if not entry or condition not in entry["figures"]:
-                    continue
-                fig = entry["figures"][condition]
-                outcomes = fig["outcomes"]
-                rec = fig["recovery"]
-                recovered = f"{rec['recovered']}/{rec['injected']}" if rec["injected"] else "-"
-                sc = fig["stage_completion"]
-                lines.append(
-                    f"| {split} | {condition} | {arm} | {dv.fmt_rate(fig['success'])} | "
-                    f"{'-' if arm == 'base' else paired(_outcomes(base, split, condition), outcomes)} | "
-                    f"{'-' if arm.startswith('trace') else paired(_outcomes(trace, split, condition), outcomes)} | "
-                    f"{recovered} | "
-                    f"{'-' if sc is None else f'{sc:.2f}'} | {entry['calls']['valid_call_rate']:.2f} | "
-                    f"{entry['calls']['s_per_decision']:.1f} |")
-    return lines
+DPO_LEARNING_RATE = 5e-5
 
 
 # --- phases --------------------------------------------------------------------------------
@@ -242,52 +146,168 @@ def phase_check(args: argparse.Namespace) -> dict[str, Any]:
             for o in overlaps}
 
 
-def phase_data(args: argparse.Namespace, arm: str) -> int:
-    """gen + export of one arm over every training definition; the rows written."""
-    rows = 0
-    for definition in TRAINING_DEFINITIONS:
-        name = f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}"
-        dv.magma("gen", definition, *ARMS[arm], "--trees", str(args.trees), "--seed", "0", "--slots", "2",
-                 "--max-decisions", "24", "--max-nodes", str(dv.NODES_PER_TREE * args.trees),
-                 "--name", name, "--out", str(args.out))
-        folder = args.out / "exports" / name
+def gen_and_export(args: argparse.Namespace, name: str, definition: str, gen_options: list[str],
+                   seed: int, trees: int, formats: tuple[str, ...] = ("chat-jsonl",)) -> Path:
+    """``magma gen`` (resumes by name) and its exports; the chat-jsonl export's folder."""
+    dv.magma("gen", definition, *gen_options, "--trees", str(trees), "--seed", str(seed),
+             "--max-decisions", str(args.max_decisions), "--max-nodes", str(dv.NODES_PER_TREE * trees),
+             "--name", name, "--out", str(args.out))
+    for fmt in formats:
+        folder = export_folder(args, name, fmt)
         if not (folder / "manifest.json").exists():
-            dv.magma("export", name, "--format", "chat-jsonl", "--validation-ratio", "0",
-                     "--out", str(args.out), "--output", str(folder))
-        rows += sum(1 for _ in next(folder.glob("*_train.jsonl")).open())
-    return rows
+            dv.magma("export", name, "--format", fmt, "--validation-ratio", "0", "--out", str(args.out),
+                     "--output", str(folder))
+    return export_folder(args, name, "chat-jsonl")
 
 
-def arm_rows(args: argparse.Namespace, arm: str) -> list[dict[str, Any]]:
+def export_folder(args: argparse.Namespace, name: str, fmt: str) -> Path:
+    return args.out / "exports" / (name if fmt == "chat-jsonl" else f"{name}-{fmt}")
+
+
+def data_name(args: argparse.Namespace, arm: str, definition: str) -> str:
+    return f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}"
+
+
+def phase_data(args: argparse.Namespace, arm: str) -> dict[str, int]:
+    """gen + export of one data arm over every training definition (seeds 0..trees-1); rows per
+    origin (the coached arm's repair pairs too, for the DPO arm)."""
+    formats = ("chat-jsonl", "preference-jsonl") if arm == "coached" else ("chat-jsonl",)
+    for definition in TRAINING_DEFINITIONS:
+        gen_and_export(args, data_name(args, arm, definition), definition, [*DATA_ARMS[arm], "--slots", "2"],
+                       0, args.trees, formats)
+    return origin_counts(arm_rows(args, arm))
+
+
+def _rows_in(folder: Path) -> list[dict[str, Any]]:
     from magma_core.bench.splits import read_rows
 
+    found = next(folder.glob("*_train.jsonl"), None)
+    return read_rows(found) if found else []
+
+
+def arm_rows(args: argparse.Namespace, arm: str, fmt: str = "chat-jsonl") -> list[dict[str, Any]]:
+    """Every exported row of a data arm (``preference-jsonl``: its repair pairs)."""
     rows: list[dict[str, Any]] = []
     for definition in TRAINING_DEFINITIONS:
-        folder = args.out / "exports" / f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}"
-        rows += read_rows(next(folder.glob("*_train.jsonl")))
+        rows += _rows_in(export_folder(args, data_name(args, arm, definition), fmt))
     return rows
 
 
-def phase_train(args: argparse.Namespace, arm: str, size: int) -> Path:
-    model = args.out / f"tuned-{arm}-n{size}"
-    if (model / "training.json").exists():
-        return model
-    data = args.out / "train-rows" / f"{arm}-n{size}.jsonl"
-    data.parent.mkdir(parents=True, exist_ok=True)
-    data.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in equal_rows(arm_rows(args, arm), size)))
-    subprocess.run([sys.executable, str(dv.TRAINING / "train_sft.py"), str(data), "--out", str(model),
-                    "--steps", str(math.ceil(size / args.batch_size)), "--batch-size", str(args.batch_size),
-                    "--learning-rate", str(args.learning_rate)], check=True)
-    return model
+def model_folder(args: argparse.Namespace, label: str) -> Path:
+    return args.out / f"tuned-{label}"
+
+
+def round_rows(args: argparse.Namespace, round_: int, size: int) -> list[dict[str, Any]]:
+    """The rows on-policy round ``round_`` at ``size`` exported (see :func:`onpolicy_data`)."""
+    rows: list[dict[str, Any]] = []
+    for definition in TRAINING_DEFINITIONS:
+        rows += _rows_in(export_folder(args, onpolicy_name(args, round_, size, definition), "chat-jsonl"))
+    return rows
+
+
+def onpolicy_rows(args: argparse.Namespace, round_: int, size: int) -> list[dict[str, Any]]:
+    """The on-policy rows of rounds 1..``round_`` at ``size`` (the aggregate a round trains on)."""
+    return [row for r in range(1, round_ + 1) for row in round_rows(args, r, size)]
+
+
+def onpolicy_name(args: argparse.Namespace, round_: int, size: int, definition: str) -> str:
+    return f"lc-onpolicy-r{round_}-n{size}-{definition.split('.')[-1]}-t{args.onpolicy_trees}"
+
+
+def onpolicy_data(args: argparse.Namespace, round_: int, size: int) -> dict[str, int]:
+    """Round ``round_``'s generation: the previous round's model (coached SFT for round 1) served
+    as gen's agent on fresh training seeds, sampled (two branches), its failed branches repaired
+    by the coach and validated by re-execution; rows per origin."""
+    previous = f"coached-n{size}" if round_ == 1 else f"onpolicy-r{round_ - 1}-n{size}"
+    done = all((export_folder(args, onpolicy_name(args, round_, size, d), "chat-jsonl") / "manifest.json").exists()
+               for d in TRAINING_DEFINITIONS)
+    if not done:
+        with dv.ChatServer(model_folder(args, previous), previous, args.max_tokens, args.threads) as server:
+            options = ["--agent", f"openai:{previous}@{server.url}", "--branches", "2", "--coach", "trace",
+                       "--temperature", "0.7", "--model-seed", "0", "--max-tokens", str(args.max_tokens), "--stage-decoding", "on",
+                       *server_options(server)]
+            for definition in TRAINING_DEFINITIONS:
+                gen_and_export(args, onpolicy_name(args, round_, size, definition), definition, options,
+                               ONPOLICY_FIRST_SEED[round_], args.onpolicy_trees)
+    return origin_counts(round_rows(args, round_, size))
+
+
+def server_options(server: Any) -> list[str]:
+    """The ``magma bench run`` / ``magma gen`` flags the serving engine needs (``--slots``,
+    ``--call-prefill``), else none."""
+    return list(getattr(server, "bench_args", []))
+
+
+def training_plan(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]:
+    """What one (arm, size) trains on and how: its rows, the model it starts from, DPO or SFT,
+    masked turns trained on or not, the learning rate; the steps are ``ceil(size / batch)``."""
+    plan: dict[str, Any] = {"arm": arm, "size": size, "init": "base", "dpo": False, "train_on_masked": False,
+                            "learning_rate": args.learning_rate, "steps": math.ceil(size / args.batch_size)}
+    round_ = onpolicy_round(arm)
+    if arm in DATA_ARMS:
+        plan["rows"] = equal_rows(arm_rows(args, arm), size)
+    elif arm == "coached-unmasked":
+        plan.update(rows=equal_rows(arm_rows(args, "coached"), size), train_on_masked=True)
+    elif arm == "coached-dpo":
+        plan.update(rows=equal_rows(arm_rows(args, "coached", "preference-jsonl"), size), dpo=True,
+                    init=str(model_folder(args, f"coached-n{size}")), learning_rate=DPO_LEARNING_RATE)
+    elif round_ is not None:
+        plan["rows"] = mixed_rows(onpolicy_rows(args, round_, size), arm_rows(args, "coached"), size)
+    else:
+        raise ValueError(f"unknown arm {arm!r}")
+    return plan
+
+
+def phase_train(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]:
+    """Train one (arm, size) once (an on-policy arm generates its round first); its facts."""
+    label = f"{arm}-n{size}"
+    model = model_folder(args, label)
+    facts: dict[str, Any] = {}
+    round_ = onpolicy_round(arm)
+    if round_ is not None:
+        facts["onpolicy_rows"] = onpolicy_data(args, round_, size)
+    if not (model / "training.json").exists():
+        plan = training_plan(args, arm, size)
+        data = args.out / "train-rows" / f"{label}.jsonl"
+        data.parent.mkdir(parents=True, exist_ok=True)
+        data.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in plan["rows"]))
+        command = [sys.executable, str(dv.TRAINING / "train_sft.py"), str(data), "--out", str(model),
+                   "--steps", str(plan["steps"]), "--batch-size", str(args.batch_size),
+                   "--learning-rate", str(plan["learning_rate"])]
+        if plan["dpo"]:
+            command += ["--dpo", "--init", plan["init"]]
+        if plan["train_on_masked"]:
+            command += ["--train-on-masked"]
+        subprocess.run(command, check=True)
+        record_arm(args, label, {k: v for k, v in plan.items() if k != "rows"} | {
+            "rows": len(plan["rows"]), "distinct": len({row_key(r) for r in plan["rows"]}),
+            "origins": origin_counts(plan["rows"]), "data": str(data)})
+    info = json.loads((model / "training.json").read_text())
+    return facts | {"steps": info.get("steps"), "loss_first": info.get("losses", [None])[0],
+                    "loss_last": info.get("losses", [None])[-1], "seconds": info.get("seconds")}
+
+
+def record_arm(args: argparse.Namespace, label: str, facts: Mapping[str, Any]) -> None:
+    """``arms.json`` beside the runs: what each label was trained on (the data arm, rows,
+    distinct rows, origins, steps, the model it started from), so a result names its data."""
+    path = args.out / "arms.json"
+    arms = json.loads(path.read_text()) if path.exists() else {}
+    arms[label] = dict(facts)
+    path.write_text(json.dumps(arms, indent=2, sort_keys=True) + "\n")
+
+
+def eval_name(label: str, split: str) -> str:
+    return f"lc-{label}-{split}"
 
 
 def phase_eval(args: argparse.Namespace, suites: Mapping[str, Path], model: str | Path, label: str) -> None:
+    """Every split against one model, served on loopback, greedy, stage-aware decoding (resumes)."""
     with dv.ChatServer(model, label, args.max_tokens, args.threads) as server:
         for split, suite in suites.items():
             dv.magma("bench", "run", str(suite), "--agent", f"openai:{label}@{server.url}", "--trials", "1",
                      "--max-decisions", str(args.max_decisions), "--max-tokens", str(args.max_tokens),
-                     "--temperature", "0", "--stage-decoding", "on", "--name", f"lc-{label}-{split}",
-                     "--out", str(args.out))
+                     "--temperature", "0", "--stage-decoding", "on", *server_options(server),
+                     "--name", eval_name(label, split), "--out", str(args.out))
 
 
 def phase_report(args: argparse.Namespace, suites: Mapping[str, Path], labels: list[str]) -> list[str]:
@@ -297,10 +317,11 @@ def phase_report(args: argparse.Namespace, suites: Mapping[str, Path], labels: l
 
     reader = StoreReader(args.out)
     results: dict[str, dict[str, Any]] = {}
+    benches = set(reader.list_benches())
     for label in labels:
         for split, folder in suites.items():
-            name = f"lc-{label}-{split}"
-            if name not in reader.list_benches():
+            name = eval_name(label, split)
+            if name not in benches:
                 continue
             injected = {i["item_id"]: i["metadata"]["intervention_stages"] for i in load_suite(folder).items
                         if i["condition"] == "execution_error"}
@@ -313,36 +334,9 @@ def phase_report(args: argparse.Namespace, suites: Mapping[str, Path], labels: l
     return lines
 
 
-def plot(results: Mapping[str, Mapping[str, Any]], path: Path) -> None:
-    """Success per split for every arm (bars) and per training size (the curve)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (bars, curve) = plt.subplots(1, 2, figsize=(12, 4.5))
-    labels = list(results)
-    width = 0.8 / max(1, len(labels))
-    for n, label in enumerate(labels):
-        values = [results[label].get(s, {}).get("figures", {}).get("all", {}).get("success", {}).get("rate", 0)
-                  for s in SPLITS]
-        bars.bar([i + n * width for i in range(len(SPLITS))], values, width, label=label)
-    bars.set_xticks([i + 0.4 - width / 2 for i in range(len(SPLITS))], list(SPLITS))
-    bars.set_ylabel("success")
-    bars.legend(fontsize=7)
-    for arm in ARMS:
-        points = sorted((int(label.rsplit("-n", 1)[1]),
-                         results[label].get("compositional", {}).get("figures", {}).get("all", {})
-                         .get("success", {}).get("rate", 0))
-                        for label in labels if label.startswith(f"{arm}-n"))
-        if points:
-            curve.plot(*zip(*points, strict=True), marker="o", label=arm)
-    curve.set_xscale("log")
-    curve.set_xlabel("training rows")
-    curve.set_ylabel("compositional success")
-    curve.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+def labels_of(arms: list[str], sizes: list[int]) -> list[tuple[str, int]]:
+    """(arm, size) pairs in build order: data arms at every size, derived arms at the largest."""
+    return [(arm, size) for arm in arms for size in (sizes if arm in DATA_ARMS else sizes[-1:])]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -350,37 +344,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="store folder (runs/learning-curve)")
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated, of " + ", ".join(PHASES))
     parser.add_argument("--check-splits", action="store_true", help="the check phase alone")
-    parser.add_argument("--arms", default=",".join(ARMS), help="data arms, of " + ", ".join(ARMS))
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="training rows per arm")
+    parser.add_argument("--arms", default=",".join(ALL_ARMS), help="arms, of " + ", ".join(ALL_ARMS))
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                        help="training rows per data arm; derived arms train at the largest")
     parser.add_argument("--trees", type=int, default=64, help="gen trees per training definition")
+    parser.add_argument("--onpolicy-trees", type=int, default=16, help="on-policy gen trees per definition and round")
     parser.add_argument("--items", type=int, default=None, help="the first N seeds of each split's skeletons")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--max-decisions", type=int, default=24)
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="48 rows, 4 seeds per skeleton")
+    parser.add_argument("--quick", action="store_true", help="48 rows, 16 trees, 4 seeds per skeleton")
     parser.add_argument("--smoke", action="store_true", help="check + one arm's data at toy size")
     args = parser.parse_args(argv)
     if args.quick:
-        args.sizes, args.items = "48", args.items or 4
+        args.sizes, args.items, args.trees, args.onpolicy_trees = "48", args.items or 4, 16, 4
     phases = ["check"] if args.check_splits else [p.strip() for p in args.phases.split(",") if p.strip()]
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    unknown = (set(phases) - set(PHASES)) | (set(arms) - set(ARMS))
+    unknown = (set(phases) - set(PHASES)) | (set(arms) - set(ALL_ARMS))
     if unknown:
         raise SystemExit(f"unknown phases or arms: {', '.join(sorted(unknown))}")
     if args.smoke:
         args.trees, arms, phases, args.items = 2, ["trace"], ["check", "data"], 2
-    if args.trees > HELD_OUT_FIRST_SEED:
-        raise SystemExit(f"--trees {args.trees} would reach the held-out seeds ({HELD_OUT_FIRST_SEED}+)")
+    if max(args.trees, ONPOLICY_FIRST_SEED[2] + args.onpolicy_trees) > HELD_OUT_FIRST_SEED:
+        raise SystemExit(f"--trees / --onpolicy-trees would reach the held-out seeds ({HELD_OUT_FIRST_SEED}+)")
+    if args.trees > ONPOLICY_FIRST_SEED[1]:
+        raise SystemExit(f"--trees {args.trees} would reach the on-policy rounds' seeds ({ONPOLICY_FIRST_SEED[1]}+)")
     args.out = (args.out or Path("runs") / ("learning-curve-smoke" if args.smoke else "learning-curve")).resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     missing = dv.extras_missing()
     if missing and set(phases) & {"train", "eval"}:
         raise SystemExit(f"learning-curve: {missing}")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    sizes = [int(s) for s in args.sizes.split(",")]
-    labels = ["base"] + [f"{arm}-n{size}" for arm in arms for size in sizes]
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    arms = with_needs(arms)
+    pairs = labels_of(arms, sizes)
+    labels = ["base"] + [f"{arm}-n{size}" for arm, size in pairs]
     for phase in [p for p in PHASES if p in phases]:
         started = time.perf_counter()
         facts: Any = {}
@@ -393,18 +393,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"learning-curve: {exc}", file=sys.stderr)
                 return 2
         elif phase == "data":
-            facts = {arm: phase_data(args, arm) for arm in arms}
+            facts = {arm: phase_data(args, arm) for arm in arms if arm in DATA_ARMS}
         elif phase == "train":
-            facts = budget_plan({arm: arm_rows(args, arm) for arm in arms}, sizes, args.batch_size)
-            for arm in arms:
-                for size in sizes:
-                    phase_train(args, arm, size)
+            facts = {"plan": budget_plan({arm: arm_rows(args, arm) for arm in arms if arm in DATA_ARMS}, sizes,
+                                         args.batch_size)}
+            for arm, size in pairs:
+                facts[f"{arm}-n{size}"] = phase_train(args, arm, size)
+                print(f"  trained {arm}-n{size}: {json.dumps(facts[f'{arm}-n{size}'])}", flush=True)
         elif phase == "eval":
             suites = split_suites(args)
-            phase_eval(args, suites, "base", "base")
-            for arm in arms:
-                for size in sizes:
-                    phase_eval(args, suites, args.out / f"tuned-{arm}-n{size}", f"{arm}-n{size}")
+            for label in labels:
+                phase_eval(args, suites, "base" if label == "base" else model_folder(args, label), label)
         elif phase == "report":
             print("\n".join(phase_report(args, split_suites(args), labels)))
         print(f"phase {phase}: {json.dumps(facts)} wall {time.perf_counter() - started:.0f}s", flush=True)

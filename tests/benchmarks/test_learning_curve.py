@@ -71,3 +71,44 @@ def test_split_figures_and_the_report_table():
     tuned_all = next(line for line in lines if "| all | trace-n48 |" in line)
     assert "3+/0- p=0.25" in tuned_all          # exact McNemar: 3 discordant pairs, all gained
     assert "| 1/1 |" in next(line for line in lines if "execution_error | trace-n48" in line)
+
+
+def test_an_onpolicy_round_trains_on_half_its_own_rows_and_half_the_coached_rows():
+    new, old = rows(3, "new"), rows(40, "old")
+    mixed = lc.mixed_rows(new, old, 48)
+    assert len(mixed) == 48 == len(lc.equal_rows(old, 48))
+    assert sum(r["id"].startswith("new") for r in mixed) == 24
+    assert {r["id"] for r in mixed if r["id"].startswith("new")} == {r["id"] for r in new}
+    # interleaved: every batch of 4 holds both kinds
+    assert all({r["id"][:3] for r in mixed[i:i + 4]} == {"new", "old"} for i in range(0, 48, 4))
+    # a model that produced no usable row leaves the coached rows alone
+    assert lc.mixed_rows([], old, 48) == lc.equal_rows(old, 48)
+    assert len(lc.mixed_rows(new, old, 5)) == 5
+
+
+def test_derived_arms_bring_the_arms_they_need_and_train_at_the_largest_size():
+    assert lc.with_needs(["onpolicy-r2"]) == ["coached", "onpolicy-r1", "onpolicy-r2"]
+    assert lc.with_needs(["trace", "coached-dpo"]) == ["trace", "coached", "coached-dpo"]
+    pairs = lc.labels_of(lc.with_needs(["trace", "coached-dpo"]), [48, 192])
+    assert pairs == [("trace", 48), ("trace", 192), ("coached", 48), ("coached", 192), ("coached-dpo", 192)]
+    assert lc.onpolicy_round("onpolicy-r2") == 2 and lc.onpolicy_round("coached") is None
+
+
+def test_an_arm_is_compared_with_trace_sft_of_its_own_size():
+    import learning_report as report
+
+    assert report.size_of("coached-dpo-n192") == 192 and report.arm_of("coached-dpo-n192") == "coached-dpo"
+    assert report.size_of("base") is None and report.arm_of("base") == "base"
+    results = {"base": {}, "trace-n48": {}, "trace-n192": {}, "coached-n192": {}}
+    assert report.trace_label(results, "coached-n192") == "trace-n192"
+    assert report.trace_label({"trace-n48": {}}, "onpolicy-r1-n192") == "trace-n48"
+
+
+def test_the_plot_is_written(tmp_path):
+    injected = {"e1": [0]}
+    calls = {"valid_call_rate": 1.0, "s_per_decision": 0.5}
+    results = {label: {"compositional": {"figures": lc.split_figures(
+        [trial("i1", "clean", k, 2, "success" if k == 2 else "exceeded")], injected), "calls": calls}}
+        for k, label in enumerate(("base", "trace-n48", "trace-n192"))}
+    lc.plot(results, tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
