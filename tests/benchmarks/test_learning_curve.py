@@ -112,3 +112,37 @@ def test_the_plot_is_written(tmp_path):
         for k, label in enumerate(("base", "trace-n48", "trace-n192"))}
     lc.plot(results, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
+    """training_plan over exports laid out as the data phase writes them: the same rows count
+    and steps for every arm; DPO starts from the coached model, the unmasked control trains on
+    the masked turns, an on-policy round mixes its own rows with the coached ones."""
+    import argparse
+    import json
+
+    args = argparse.Namespace(out=tmp_path, trees=2, onpolicy_trees=1, learning_rate=1e-3, batch_size=4)
+
+    def write(name: str, fmt: str, n: int, origin: str = "model") -> None:
+        folder = lc.export_folder(args, name, fmt)
+        folder.mkdir(parents=True)
+        lines = [{"id": f"{name}:{i}", "messages": [], "origin": origin} for i in range(n)]
+        (folder / ("preference_train.jsonl" if fmt == "preference-jsonl" else "chat_train.jsonl")).write_text(
+            "".join(json.dumps(line) + "\n" for line in lines))
+
+    for definition in lc.TRAINING_DEFINITIONS:
+        for arm, n in (("trace", 3), ("noisy", 7), ("coached", 11)):
+            write(lc.data_name(args, arm, definition), "chat-jsonl", n, "coached" if arm == "coached" else "model")
+        write(lc.data_name(args, "coached", definition), "preference-jsonl", 2)
+        for round_ in (1, 2):
+            write(lc.onpolicy_name(args, round_, 48, definition), "chat-jsonl", round_, "recovery")
+    plans = {arm: lc.training_plan(args, arm, 48) for arm in lc.ALL_ARMS}
+    assert {len(p["rows"]) for p in plans.values()} == {48}
+    assert {p["steps"] for p in plans.values()} == {12}
+    assert plans["coached-dpo"]["dpo"] and plans["coached-dpo"]["init"].endswith("tuned-coached-n48")
+    assert plans["coached-unmasked"]["train_on_masked"] and not plans["coached"]["train_on_masked"]
+    assert plans["coached-unmasked"]["rows"] == plans["coached"]["rows"]
+    # round 2 aggregates both rounds' rows (4 definitions x (1 + 2)), half the budget
+    r2 = [r for r in plans["onpolicy-r2"]["rows"] if r["origin"] == "recovery"]
+    assert len(r2) == 24 and len({r["id"] for r in r2}) == 12
+    assert len({r["id"] for r in plans["trace"]["rows"]}) == 12        # every trace row, cycled
