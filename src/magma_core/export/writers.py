@@ -147,7 +147,7 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
         "settings": settings.__dict__,
         "rows": {split: len(r) for split, r in splits.items()},
         "duplicates_dropped": len(duplicates),
-        **({"kinds": kind_counts(rows)} if any("kind" in r for _, r in rows) else {}),
+        **({"kinds": kind_counts(rows)} if exporter.kinds or any("kind" in r for _, r in rows) else {}),
         "split": {"train": train_groups, "validation": validation_groups},
         "files": files,
     }
