@@ -208,3 +208,25 @@ def test_the_hf_rows_keep_weights_kind_and_completeness(tmp_path: Path):
     by_id = {r["id"]: r for r in loaded}
     assert by_id["c4"]["kind"] == "coached" and by_id["c4"]["complete"] is True
     assert [m["weight"] for m in by_id["c4"]["messages"] if m["role"] == "assistant"] == [1, 0, 1]
+
+
+def test_a_run_episode_says_its_failures_its_condition_and_its_end():
+    from magma_core.export.sources import _add_episode
+
+    def step(n: int, calls: list[dict], status: str = "running", success: str = "ONGOING") -> dict:
+        return {"stage_index": 0, "inputs": [{"kind": "user" if n == 0 else "env", "content": f"input {n}"}],
+                "decision": {"say": "", "tool_calls": [{"name": c["tool"], "arguments": {}} for c in calls]},
+                "calls": calls, "stage_success": success, "stage_state": "OPTIMAL", "status": status,
+                "verification": None if success == "ONGOING" else 1}
+
+    slip = {"tool": "pick", "ok": False, "failure_flag": "injection_error", "injected": True}
+    record = {"robot_names": ["panda"], "steps": [
+        step(0, [slip]), step(1, [{"tool": "pick", "ok": True}]),
+        step(2, [{"tool": "place", "ok": True}], "success", "FINISH")]}
+    f = ExportForest(sources=[{"kind": "test"}])
+    _add_episode(f, "r", 0, record, TOOLS, ATTRIBUTES, condition="execution_error")
+    assert [(c.failure, c.ok_calls, c.final) for c in f.candidates.values()] == [
+        (INJECTED, 0, False), (None, 1, False), (None, 1, True)]
+    assert f.conditions == {"r:e0": "execution_error"}
+    (_, row), = chat_rows(f, ExportSettings())
+    assert row["kind"] == "recovery" and row["complete"]
