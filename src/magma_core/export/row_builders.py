@@ -3,9 +3,10 @@
 :func:`chat_rows`: one OpenAI chat conversation per kept path (a path whose conversation an
 earlier row already holds is dropped and counted, unless ``keep_duplicates``), per validated
 coaching repair the path through it, and per fixed repair its mistake row (the wrong decision
-masked, the report, the fix: :mod:`.row_paths`), each row with its ``kind`` (:mod:`.kinds`). :func:`preference_rows`: chosen / rejected
-sibling decisions of one situation (the prompt, the two assistant turns, the tools), and one
-pair per repair. Each row is tagged with its split group (its tree).
+masked, the report, the fix: :mod:`.row_paths`), each row with its ``kind`` (:mod:`.kinds`).
+:func:`preference_rows`: chosen / rejected sibling decisions of one situation (the prompt, the
+two assistant turns, the tools), and one pair per repair. Each row is tagged with its split
+group (its tree).
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ A run's episode record keeps each decision's input messages but not the tools an
 sent with them; those are the preset's (loaded by name), or for a run of a procedural definition
 the task its episode's seed generates, with the robots the record names. Records keep canonical
 names (a randomized run's mapping rides along in the record), so a run exports in canonical names.
+
+Each candidate also says how the environment answered it (``kinds.failure_of``), whether the
+episode succeeded with it, and for a coach's candidate which decision it repaired (the coaching
+row's proposal); each tree whose task names an injected condition is noted in
+``ExportForest.conditions``.
 """
 
 from __future__ import annotations
