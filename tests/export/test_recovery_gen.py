@@ -16,11 +16,11 @@ from magma_core.export.kinds import dialogue_identity
 pytestmark = pytest.mark.sim
 
 
-def gen_and_export(tmp_path: Path, *gen: str) -> tuple[list[dict], dict]:
+def gen_and_export(tmp_path: Path, *gen: str, export: tuple[str, ...] = ()) -> tuple[list[dict], dict]:
     out = tmp_path / "runs"
     assert main(["gen", *gen, "--slots", "2", "--out", str(out), "--name", "g"]) == 0
     assert main(["export", "g", "--format", "chat-jsonl", "--validation-ratio", "0", "--out", str(out),
-                 "--output", str(tmp_path / "rows")]) == 0
+                 "--output", str(tmp_path / "rows"), *export]) == 0
     rows = [json.loads(line) for line in (tmp_path / "rows" / "chat_train.jsonl").open()]
     return rows, json.loads((tmp_path / "rows" / "manifest.json").read_text())
 
@@ -42,7 +42,7 @@ def assistant_turns(messages: list[dict]) -> list[tuple[str, ...]]:
 def test_a_coached_generation_exports_the_mistake_its_report_and_the_fix(tmp_path: Path):
     rows, manifest = gen_and_export(tmp_path, "sorting.ShortSorting", "--agent", "noisy-trace:0.3",
                                     "--branches", "2", "--coach", "trace", "--trees", "2", "--seed", "0",
-                                    "--max-nodes", "40")
+                                    "--max-nodes", "40", export=("--keep-duplicates",))
     assert_counts_match(rows, manifest)
     coached = [r for r in rows if r["kind"] == "coached"]
     assert coached and manifest["kinds"]["coached"]["rows"] == len(coached)
@@ -56,7 +56,8 @@ def test_a_coached_generation_exports_the_mistake_its_report_and_the_fix(tmp_pat
         assert reports and all(m["role"] in ("tool", "user") and m["content"] for m in reports)
         assert "weight" not in messages[fix]
         assert assistant_turns([messages[wrong]]) != assistant_turns([messages[fix]])
-    # a fixed repair's mistake row beside its repaired path: the same decisions, less the mistake
+    # a fixed repair's mistake row beside its repaired path (kept whole: --keep-duplicates): the
+    # same decisions, less the mistake
     for row in (r for r in coached if "@" in r["id"]):
         clean = next(r for r in rows if r["id"] == row["id"].split("@")[0])
         kept = [m for m in row["messages"] if m.get("weight") != 0]
