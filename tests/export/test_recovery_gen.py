@@ -58,6 +58,7 @@ def test_a_coached_generation_exports_the_mistake_its_report_and_the_fix(tmp_pat
         assert assistant_turns([messages[wrong]]) != assistant_turns([messages[fix]])
     # a fixed repair's mistake row beside its repaired path (kept whole: --keep-duplicates): the
     # same decisions, less the mistake
+    assert any("@" in r["id"] for r in coached)
     for row in (r for r in coached if "@" in r["id"]):
         clean = next(r for r in rows if r["id"] == row["id"].split("@")[0])
         kept = [m for m in row["messages"] if m.get("weight") != 0]
