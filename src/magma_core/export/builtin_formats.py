@@ -12,7 +12,7 @@ from magma_core.export.row_builders import chat_rows, preference_rows
 
 def chat_jsonl() -> Exporter:
     return Exporter("chat-jsonl", lambda forest, settings, refused: chat_rows(forest, settings, refused),
-                    stem="chat", description="one OpenAI chat conversation per kept path")
+                    stem="chat", description="one OpenAI chat conversation per kept path", kinds=True)
 
 
 def preference_jsonl() -> Exporter:
@@ -23,4 +23,5 @@ def preference_jsonl() -> Exporter:
 
 def hf() -> Exporter:
     return Exporter("hf", lambda forest, settings, refused: chat_rows(forest, settings, refused),
-                    stem="chat", write=write_hf, description="the chat rows as a Parquet dataset")
+                    stem="chat", write=write_hf, description="the chat rows as a Parquet dataset",
+                    kinds=True)

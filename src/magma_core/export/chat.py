@@ -4,7 +4,8 @@ A conversation is ``{"messages": [...], "tools": [...]}``: a system message (the
 task attributes, as the OpenAI-compatible agent writes it), then per step the input (``user``,
 or ``tool`` results answering the previous assistant's calls; with the camera images a run
 with ``--observe images`` showed, as ``image_url`` content parts) and the assistant's decision
-(``content`` and/or ``tool_calls`` whose ``arguments`` are JSON strings). Tools are the
+(``content`` and/or ``tool_calls`` whose ``arguments`` are JSON strings; a masked mistake
+carries ``"weight": 0``, see :mod:`.kinds`). Tools are the
 function schemas of the tools in the agent input. Tool and attribute orders are shuffled with a
 seed per example, as the predecessor's export does.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from magma_core.agents.base import robot_names
@@ -91,13 +93,15 @@ def assistant_message(
 
 def conversation(
     steps: list[tuple[Situation, Candidate]], seed: int, key: str, *, last_assistant: bool = True,
-    prompt_style: str = "compact", report_role: str = "tool",
+    prompt_style: str = "compact", report_role: str = "tool", masked: Collection[int] = (),
 ) -> tuple[list[JSONDict], list[JSONDict]]:
     """``(messages, tools)`` for a path of steps, as the model received them: the system
     message, the tool schemas (enums included) and the reports in the ``prompt_style`` and
     ``report_role`` the run used (see :func:`model_view`). The system message and the tools
     come from the last step's input (shuffled); with ``last_assistant`` False the last
-    decision is left out (a preference prompt)."""
+    decision is left out (a preference prompt). The assistant turn of each step position in
+    ``masked`` gets ``"weight": 0`` (OpenAI's fine-tuning key: kept as context, no loss;
+    absent means 1)."""
     last_input = shuffled_input(steps[-1][0].agent_input, seed, key)
     attributes = last_input.get("attributes") or {}
     robots = robot_names(attributes)
@@ -112,7 +116,10 @@ def conversation(
         history.extend(with_image_parts(turn, situation.agent_input.get("extra_keys")))
         if n == len(steps) - 1 and not last_assistant:
             break
-        history.append(assistant_message(candidate.decision or {}, wire_names, robot_param, n))
+        message = assistant_message(candidate.decision or {}, wire_names, robot_param, n)
+        if n in masked:
+            message["weight"] = 0
+        history.append(message)
     messages.extend(history)
     return messages, tools
 

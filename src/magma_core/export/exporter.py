@@ -51,6 +51,8 @@ class Exporter:
     description: str = ""
     #: ``(forest, settings) -> why there are no rows`` (shown when an export writes none)
     explain_empty: Callable[[ExportForest, ExportSettings], str] | None = None
+    #: its rows are chat rows with a ``kind``: the manifest counts them per kind (zeros too)
+    kinds: bool = False
 
     def check_producer(self, agent_id: str | None, agent_version: str | None) -> str | None:
         """Why a source produced by ``agent_id`` at ``agent_version`` cannot be exported with

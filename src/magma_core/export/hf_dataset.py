@@ -13,7 +13,9 @@ from magma_core.json_types import JSONDict, JSONValue
 
 def write_hf(output: Path, splits: dict[str, list[JSONDict]]) -> list[Path]:
     """Parquet files readable with ``datasets.load_dataset("parquet", ...)``. Tool schemas
-    differ per tool, so ``tools`` and tool-call ``arguments`` are kept as JSON strings."""
+    differ per tool, so ``tools`` and tool-call ``arguments`` are kept as JSON strings; every
+    message has a ``weight`` (0 for a masked mistake, else 1: a column needs a value in
+    every row), every row its ``origin``, ``kind`` and ``complete``."""
     try:
         import datasets
     except ImportError as exc:  # an optional dependency
@@ -26,7 +28,8 @@ def write_hf(output: Path, splits: dict[str, list[JSONDict]]) -> list[Path]:
                       for m in r["messages"])
     for split, rows in splits.items():
         flat = [{"id": r["id"], "messages": [_flat_message(m) for m in r["messages"]],
-                 "tools": json.dumps(r["tools"], sort_keys=True), "origin": r.get("origin", "model")}
+                 "tools": json.dumps(r["tools"], sort_keys=True), "origin": r.get("origin", "model"),
+                 "kind": r.get("kind", "clean"), "complete": bool(r.get("complete"))}
                 for r in rows]
         if with_images:  # the camera images of --observe images, in the order they were shown
             for row, r in zip(flat, rows, strict=True):
@@ -70,6 +73,7 @@ def _flat_message(message: JSONDict) -> JSONDict:
         "tool_calls": [{"id": c["id"], "type": c["type"], "function": dict(c["function"])}
                        for c in message.get("tool_calls") or []],
         "tool_call_id": message.get("tool_call_id") or "",
+        "weight": int(message.get("weight", 1)),
     }
 
 
@@ -78,9 +82,9 @@ def _HF_FEATURES(datasets: Any, images: bool = False) -> Any:  # noqa: N802 - bu
     call = {"id": v("string"), "type": v("string"),
             "function": {"name": v("string"), "arguments": v("string")}}
     message = {"role": v("string"), "content": v("string"),
-               "tool_calls": [call], "tool_call_id": v("string")}
+               "tool_calls": [call], "tool_call_id": v("string"), "weight": v("int8")}
     features = {"id": v("string"), "messages": [message], "tools": v("string"),
-                "origin": v("string")}
+                "origin": v("string"), "kind": v("string"), "complete": v("bool")}
     if images:  # --observe images runs: an Image feature per image shown, in order
         features["images"] = datasets.Sequence(datasets.Image())
     return datasets.Features(features)

@@ -28,7 +28,13 @@ class Situation:
 @dataclass(frozen=True)
 class Candidate:
     """One decision for a situation. ``decision`` is ``{"say", "tool_calls"}`` for a usable
-    candidate (completed by the agent and executed), None otherwise."""
+    candidate (completed by the agent and executed), None otherwise.
+
+    How the environment answered it: ``failure`` (None when nothing failed; see
+    :func:`magma_core.export.kinds.failure_of`) and ``ok_calls`` (its calls that succeeded);
+    ``final``: the episode succeeded with it (the task is done). ``repairs``: for a coach's
+    candidate, the key of the decision the coach diagnosed and repaired (a sibling for a fixed
+    decision, the parent step for a recovery)."""
 
     key: str
     situation: str
@@ -37,6 +43,10 @@ class Candidate:
     decision: JSONDict | None
     next_situation: str | None = None
     origin: str = "model"  # "model", or a coach's: "coached" (a fixed decision), "recovery"
+    failure: str | None = None  # None, "agent", "injected" or "system" (kinds.failure_of)
+    ok_calls: int = 0
+    final: bool = False
+    repairs: str | None = None
 
 
 @dataclass
@@ -50,6 +60,8 @@ class ExportForest:
     repairs: list[tuple[str, str]] = field(default_factory=list)
     #: the store the forest was read from (exporters that read more of it, e.g. control steps)
     store_path: Path | None = None
+    #: group (tree) -> the condition injected into its task (``kinds.CONDITIONS``); clean ones absent
+    conditions: dict[str, str] = field(default_factory=dict)
 
     def children(self) -> dict[str, list[Candidate]]:
         out: dict[str, list[Candidate]] = {}

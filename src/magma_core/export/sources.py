@@ -5,6 +5,11 @@ A run's episode record keeps each decision's input messages but not the tools an
 sent with them; those are the preset's (loaded by name), or for a run of a procedural definition
 the task its episode's seed generates, with the robots the record names. Records keep canonical
 names (a randomized run's mapping rides along in the record), so a run exports in canonical names.
+
+Each candidate also says how the environment answered it (``kinds.failure_of``), whether the
+episode succeeded with it, and for a coach's candidate which decision it repaired (the coaching
+row's proposal); each tree whose task names an injected condition is noted in
+``ExportForest.conditions``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from magma_core.export.kinds import condition_of, failure_of
 from magma_core.export.rows import Candidate, ExportForest, Situation
 from magma_core.json_types import JSONDict
 from magma_core.render.images import stored_entry
@@ -66,8 +72,12 @@ def _from_generation(store: StoreReader, name: str, generation: JSONDict,
     if any(t["task"] or t["vocabulary"] for t in trees):  # a definition's or a randomized generation
         source["trees"] = [_tree_source(t, generation["target"]) for t in trees]
     forest = ExportForest(sources=[source])
+    for tree in source.get("trees") or []:
+        if condition := condition_of(tree["task"]):
+            forest.conditions[f"{name}:tree{tree['tree']}"] = condition
     candidates = store.candidates(name)
     dropped = set() if coached else _coached_subtrees(store.situations(name), candidates)
+    repaired = _repaired(store, name) if coached else {}
     for s in store.situations(name):
         key = f"{name}:s{s.id}"
         parent = f"{name}:c{s.parent}" if s.parent is not None else None
@@ -77,6 +87,8 @@ def _from_generation(store: StoreReader, name: str, generation: JSONDict,
         if c.id in dropped or f"{name}:s{c.situation}" not in forest.situations:
             continue
         usable = c.response_status == "completed" and c.execution is not None
+        failure, ok_calls = failure_of(c.execution) if usable else (None, 0)
+        faulty = repaired.get((c.situation, c.candidate_index)) if c.coaching else None
         forest.candidates[f"{name}:c{c.id}"] = Candidate(
             key=f"{name}:c{c.id}",
             situation=f"{name}:s{c.situation}",
@@ -85,6 +97,8 @@ def _from_generation(store: StoreReader, name: str, generation: JSONDict,
             decision=c.output if usable else None,
             next_situation=f"{name}:s{c.next_situation}" if c.next_situation is not None else None,
             origin=_ORIGIN.get((c.coaching or {}).get("role"), "model"),
+            failure=failure, ok_calls=ok_calls, final=c.episode_status == "success",
+            repairs=f"{name}:c{faulty}" if faulty is not None else None,
         )
     if coached:
         forest.repairs = [(f"{name}:c{a}", f"{name}:c{b}") for a, b in _validated_repairs(store, name, candidates)]
@@ -92,6 +106,17 @@ def _from_generation(store: StoreReader, name: str, generation: JSONDict,
 
 
 _ORIGIN = {"fixed": "coached", "recovery": "recovery"}
+
+
+def _repaired(store: StoreReader, name: str) -> dict[tuple[int, int], int]:
+    """(situation, candidate index) of each coached candidate -> the id of the decision its
+    coach diagnosed as faulty (the coaching row's proposal it executes)."""
+    out: dict[tuple[int, int], int] = {}
+    for row in store.coaching(name):
+        for p in row.proposals or []:
+            if isinstance(p, dict) and {"situation", "candidate_index", "faulty"} <= set(p):
+                out[(int(p["situation"]), int(p["candidate_index"]))] = int(p["faulty"])
+    return out
 
 
 def _coached_subtrees(situations: list[SituationRow], candidates: list[CandidateRow]) -> set[int]:
@@ -155,19 +180,22 @@ def _from_run(runs: StoreReader, name: str) -> ExportForest:
         tasks = _bench_tasks(runs, bench)
         for summary in runs.episodes(name):
             record = runs.episode_record(name, summary.episode) or {}
-            tools, attributes = _task_names(tasks(summary.episode))
+            task = tasks(summary.episode)
+            tools, attributes = _task_names(task)
             _add_episode(forest, name, summary.episode, record, tools, attributes,
-                         runs.images(name, summary.episode))
+                         runs.images(name, summary.episode), condition_of(getattr(task, "name", None)))
         return forest
     target_cls = load_target(preset)
     definition = EpisodeTasks(target_cls()) if issubclass(target_cls, TaskDefinition) else None
-    tools, attributes = _task_names(target_cls()) if definition is None else ([], {})
+    task = target_cls() if definition is None else None
+    tools, attributes = _task_names(task) if task is not None else ([], {})
     for summary in runs.episodes(name):
         record = runs.episode_record(name, summary.episode) or {}
         if definition is not None:
-            tools, attributes = _task_names(definition.task(int(record.get("seed", summary.seed))))
+            task = definition.task(int(record.get("seed", summary.seed)))
+            tools, attributes = _task_names(task)
         _add_episode(forest, name, summary.episode, record, tools, attributes,
-                     runs.images(name, summary.episode))
+                     runs.images(name, summary.episode), condition_of(getattr(task, "name", None)))
     return forest
 
 
@@ -209,8 +237,10 @@ def _image_keys(images: list[JSONDict]) -> dict[int, JSONDict]:
 
 def _add_episode(forest: ExportForest, run: str, episode: int, record: JSONDict,
                  tools: list[JSONDict], attributes: JSONDict,
-                 images: list[JSONDict] | None = None) -> None:
+                 images: list[JSONDict] | None = None, condition: str | None = None) -> None:
     attributes = dict(attributes, known_robots=list(record.get("robot_names") or []))
+    if condition:
+        forest.conditions[f"{run}:e{episode}"] = condition
     extra = _image_keys(images or [])
     steps = record.get("steps") or []
     previous: str | None = None
@@ -238,10 +268,12 @@ def _add_episode(forest: ExportForest, run: str, episode: int, record: JSONDict,
             end = sc.ONGOING
         last = n == len(steps) - 1
         candidate = f"{run}:e{episode}:c{n}"
+        failure, ok_calls = failure_of(step) if usable else (None, 0)
         forest.candidates[candidate] = Candidate(
             key=candidate, situation=key, stage=int(step.get("stage_index") or 0), end=end,
             decision={"say": decision.get("say", ""), "tool_calls": decision.get("tool_calls", [])}
             if usable else None,
             next_situation=None if last else f"{run}:e{episode}:s{n + 1}",
+            failure=failure, ok_calls=ok_calls, final=step.get("status") == "success",
         )
         previous = candidate

@@ -6,9 +6,10 @@ whose conversation an earlier row already holds is dropped and counted, unless
 ``keep_duplicates``), ``preference-jsonl`` (chosen /
 rejected sibling decisions of one situation: the prompt, the two assistant turns, the tools)
 and ``hf`` (:mod:`.hf_dataset`: the chat rows as a Hugging Face ``datasets`` dataset in Parquet, one file per
-split). ``manifest.json`` holds the settings, the counts, the split and the SHA-256 of every
-file; an export whose sources and settings are unchanged and whose files are intact is
-skipped.
+split). ``manifest.json`` holds the settings, the counts (for chat rows also per ``kind``:
+rows, distinct dialogues, trees, complete rows and masked turns, :func:`.kinds.kind_counts`),
+the split and the SHA-256 of every file; an export whose sources and settings are unchanged and
+whose files are intact is skipped.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from magma_core import __version__
 from magma_core.export.exporter import ExporterError, producer_of
+from magma_core.export.kinds import kind_counts
 from magma_core.export.plugins import get_exporter
 from magma_core.export.row_builders import chat_rows, conversation_identity, preference_rows
 from magma_core.export.rows import ExportForest
@@ -44,6 +46,8 @@ class ExportReport:
     files: dict[str, str] = field(default_factory=dict)  # name -> sha256
     warnings: list[str] = field(default_factory=list)
     duplicates_dropped: int = 0
+    #: per kind of chat row (:func:`~magma_core.export.kinds.kind_counts`); empty for other rows
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def split_warning(count: int, ratio: float) -> str | None:
@@ -115,7 +119,7 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
     if _unchanged(output, signature):
         manifest = json.loads((output / MANIFEST).read_text())
         return ExportReport(output, True, manifest["rows"], manifest["files"], warnings,
-                            len(duplicates))
+                            len(duplicates), manifest.get("kinds") or {})
     output.mkdir(parents=True, exist_ok=True)
     train_groups, validation_groups = split_groups([g for g, _ in rows], settings.validation_ratio,
                                                    settings.split_seed)
@@ -143,13 +147,15 @@ def write_export(forest: ExportForest, settings: ExportSettings, output: Path) -
         "settings": settings.__dict__,
         "rows": {split: len(r) for split, r in splits.items()},
         "duplicates_dropped": len(duplicates),
+        **({"kinds": kind_counts(rows)} if exporter.kinds or any("kind" in r for _, r in rows) else {}),
         "split": {"train": train_groups, "validation": validation_groups},
         "files": files,
     }
     tmp = output / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
     tmp.replace(output / MANIFEST)
-    return ExportReport(output, False, manifest["rows"], files, warnings, len(duplicates))
+    return ExportReport(output, False, manifest["rows"], files, warnings, len(duplicates),
+                        manifest.get("kinds") or {})
 
 
 def _unchanged(output: Path, signature: str) -> bool:
