@@ -96,9 +96,10 @@ def budget_plan(rows_by_arm: Mapping[str, list[dict[str, Any]]], sizes: Iterable
 
 
 def origin_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Rows per ``origin`` (the export's field; ``model`` when absent)."""
+    """Rows per kind (the export's ``kind``: coached, recovery, perturbed, clean; else its
+    ``origin``, ``model`` when absent)."""
     counts: dict[str, int] = {}
     for row in rows:
-        origin = str(row.get("origin", "model"))
-        counts[origin] = counts.get(origin, 0) + 1
+        kind = str(row.get("kind") or row.get("origin", "model"))
+        counts[kind] = counts.get(kind, 0) + 1
     return dict(sorted(counts.items()))

@@ -70,6 +70,10 @@ HELD_OUT_FIRST_SEED = 1000
 ARMS = DATA_ARMS
 SIZES = (48, 192, 768)
 DPO_LEARNING_RATE = 5e-5
+#: gen candidates per tree: coached repairs arrive late, and at 16 per tree (the data-value
+#: experiment's) their continuations were cut before the final answer (0 of 12 coached rows
+#: complete at 768 nodes for 48 ShortSorting trees, 26 of 27 at 2,000)
+NODES_PER_TREE = 40
 
 
 # --- phases --------------------------------------------------------------------------------
@@ -150,7 +154,7 @@ def gen_and_export(args: argparse.Namespace, name: str, definition: str, gen_opt
                    seed: int, trees: int, formats: tuple[str, ...] = ("chat-jsonl",)) -> Path:
     """``magma gen`` (resumes by name) and its exports; the chat-jsonl export's folder."""
     dv.magma("gen", definition, *gen_options, "--trees", str(trees), "--seed", str(seed),
-             "--max-decisions", str(args.max_decisions), "--max-nodes", str(dv.NODES_PER_TREE * trees),
+             "--max-decisions", str(args.max_decisions), "--max-nodes", str(args.nodes_per_tree * trees),
              "--name", name, "--out", str(args.out))
     for fmt in formats:
         folder = export_folder(args, name, fmt)
@@ -165,7 +169,7 @@ def export_folder(args: argparse.Namespace, name: str, fmt: str) -> Path:
 
 
 def data_name(args: argparse.Namespace, arm: str, definition: str) -> str:
-    return f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}"
+    return f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}-m{args.nodes_per_tree}"
 
 
 def phase_data(args: argparse.Namespace, arm: str) -> dict[str, int]:
@@ -211,7 +215,7 @@ def onpolicy_rows(args: argparse.Namespace, round_: int, size: int) -> list[dict
 
 
 def onpolicy_name(args: argparse.Namespace, round_: int, size: int, definition: str) -> str:
-    return f"lc-onpolicy-r{round_}-n{size}-{definition.split('.')[-1]}-t{args.onpolicy_trees}"
+    return f"lc-onpolicy-r{round_}-n{size}-{definition.split('.')[-1]}-t{args.onpolicy_trees}-m{args.nodes_per_tree}"
 
 
 def onpolicy_data(args: argparse.Namespace, round_: int, size: int) -> dict[str, int]:
@@ -348,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
                         help="training rows per data arm; derived arms train at the largest")
     parser.add_argument("--trees", type=int, default=64, help="gen trees per training definition")
+    parser.add_argument("--nodes-per-tree", type=int, default=NODES_PER_TREE,
+                        help=f"gen candidates per tree (--max-nodes = this x trees; {NODES_PER_TREE})")
     parser.add_argument("--onpolicy-trees", type=int, default=16, help="on-policy gen trees per definition and round")
     parser.add_argument("--items", type=int, default=None, help="the first N seeds of each split's skeletons")
     parser.add_argument("--batch-size", type=int, default=4)

@@ -121,7 +121,8 @@ def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
     import argparse
     import json
 
-    args = argparse.Namespace(out=tmp_path, trees=2, onpolicy_trees=1, learning_rate=1e-3, batch_size=4)
+    args = argparse.Namespace(out=tmp_path, trees=2, onpolicy_trees=1, nodes_per_tree=40, learning_rate=1e-3,
+                              batch_size=4)
 
     def write(name: str, fmt: str, n: int, origin: str = "model") -> None:
         folder = lc.export_folder(args, name, fmt)
