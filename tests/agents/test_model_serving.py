@@ -11,14 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from magma_core.agents.model_identity import probe, weights_digest
+from magma_core.agents.model_identity import (
+    check_same_weights,
+    describe,
+    probe,
+    weights_digest,
+    with_identity,
+)
 from magma_core.agents.model_server import (
     ModelServerError,
     ServerPlan,
     prepare_weights,
 )
 from magma_core.bench.report import identity_line
-from magma_core.bench.runner import check_same_weights, with_identity
 from magma_core.user_error import UserError
 
 from .agent_helpers import completion, tool_call
@@ -124,3 +129,26 @@ def test_model_server_module_needs_no_simulator():
     import magma_core.agents.model_server as module
 
     assert "mani_skill" not in Path(module.__file__).read_text()
+
+
+def test_a_run_records_the_model_identity_and_refuses_other_weights_on_resume(tmp_path):
+    from magma_core.runs import RunSpec
+    from magma_core.runs.entry import _open_run
+    from magma_core.store import open_store
+
+    spec = RunSpec("cube.PickPlace", agent="openai:m@http://127.0.0.1:9/v1", out=tmp_path, name="r",
+                   agent_options={"temperature": 0.0})
+    identity = {"engine": "llama.cpp", "version": "b1", "weights": {"path": "/w.gguf", "sha256": "a" * 64}}
+    with open_store(tmp_path) as store:
+        assert _open_run(spec, store, identity) == ("r", 0)
+        model = store.get_run("r")["config"]["model"]
+    # the identity beside the decoding options, as a bench run records it
+    assert model["identity"] == identity and model["options"] == {"temperature": 0.0}
+    with open_store(tmp_path) as store:
+        _open_run(spec, store, identity)  # the same weights (nothing finished yet either way)
+        _open_run(spec, store, None)  # a server that tells nothing: not refused
+    stored = {"config": {"model": model}}
+    other = {"weights": {"sha256": "b" * 64}}
+    with pytest.raises(UserError, match=r"^run 'r' was started with model weights sha256 aaaaaaaaaaaa"):
+        check_same_weights(stored, other, "r", what="run")
+    assert describe(identity) == "llama.cpp b1; weights w.gguf sha256 aaaaaaaaaaaa"
