@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--slots", type=_positive, default=4,
                         help="parallel slots, decoded together (default 4; match magma bench run --slots)")
     parser.add_argument("--ctx-per-slot", type=_positive, default=4096, help="context tokens per slot (default 4096)")
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: every core)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="CPU threads (default: half the cores, the rest for the simulator)")
     parser.add_argument("--chat-template", default="chatml-tools",
                         help="chatml-tools (default: MAGMA's tool-aware ChatML, as exports render), a "
                         "template or tokenizer file/folder, or 'model' for the GGUF's own")
