@@ -152,3 +152,36 @@ def test_a_run_records_the_model_identity_and_refuses_other_weights_on_resume(tm
     with pytest.raises(UserError, match=r"^run 'r' was started with model weights sha256 aaaaaaaaaaaa"):
         check_same_weights(stored, other, "r", what="run")
     assert describe(identity) == "llama.cpp b1; weights w.gguf sha256 aaaaaaaaaaaa"
+
+
+def test_a_folder_dequantised_from_a_gguf_converts_without_the_note(tmp_path):
+    from magma_core.agents.model_server import _convertible
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    assert _convertible(plain, tmp_path / "work") == plain  # nothing to leave out: read as it is
+    tuned = tmp_path / "tuned"
+    tuned.mkdir()
+    config = {"model_type": "llama", "quantization_config": {"quant_method": "gguf", "gguf_file": "m.gguf"}}
+    (tuned / "config.json").write_text(json.dumps(config))
+    (tuned / "model.safetensors").write_bytes(b"tensors")
+    staged = _convertible(tuned, tmp_path / "work")
+    assert staged.parent == tmp_path / "work" and json.loads((staged / "config.json").read_text()) == {
+        "model_type": "llama"}
+    assert (staged / "model.safetensors").resolve() == (tuned / "model.safetensors").resolve()
+    assert json.loads((tuned / "config.json").read_text()) == config  # the folder itself untouched
+    assert _convertible(tuned, tmp_path / "work") == staged  # made again from scratch, same place
+
+
+def test_the_server_threads_leave_the_simulator_a_core_and_wait_passively(monkeypatch):
+    from magma_core.agents import model_server
+
+    monkeypatch.setattr(model_server.os, "cpu_count", lambda: 2)
+    assert model_server.default_threads() == 1
+    monkeypatch.setattr(model_server.os, "cpu_count", lambda: 16)
+    assert model_server.default_threads() == 8
+    plan = ServerPlan(gguf=Path("m.gguf"), alias="m", server_bin=Path("/bin/true"))
+    assert plan.command()[plan.command().index("--threads") + 1] == "8"
+    assert model_server.server_env({})["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert model_server.server_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"  # the user's kept
