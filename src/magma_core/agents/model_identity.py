@@ -21,8 +21,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from magma_core.json_types import JSONDict, JSONValue
+from magma_core.user_error import UserError
 
-__all__ = ["ENGINES", "probe", "text_digest", "weights_digest"]
+__all__ = ["ENGINES", "check_same_weights", "describe", "probe", "text_digest", "weights_digest", "with_identity"]
 
 #: ``owned_by`` of ``GET /v1/models`` -> the engine's name
 ENGINES = {"llamacpp": "llama.cpp", "vllm": "vllm"}
@@ -121,3 +122,45 @@ def probe(base_url: str, model: str, api_key_env: str | None = "OPENAI_API_KEY",
         digest = weights_digest(weights_path) if _local(base_url) else None
         facts["weights"] = digest or {"path": weights_path}
     return {k: v for k, v in facts.items() if v is not None}
+
+
+def with_identity(config: JSONDict, identity: JSONDict | None) -> JSONDict:
+    """A run's ``config`` with the model's identity (engine, version, weights digest) under
+    ``model.identity``, beside the decoding options ``model.options``; unchanged when the
+    server told nothing (or ``config`` names no model)."""
+    if not identity or identity.get("probe") == "unreachable" or "model" not in config:
+        return config
+    return config | {"model": config["model"] | {"identity": identity}}
+
+
+def check_same_weights(stored: JSONDict | None, identity: JSONDict | None, name: str,
+                       what: str = "benchmark run") -> None:
+    """A resumed run (``stored``: its stored row, ``config`` in it) must talk to the same
+    weights it started with, when both digests are known: one line otherwise."""
+    before = (((stored or {}).get("config") or {}).get("model") or {}).get("identity") or {}
+    old = (before.get("weights") or {}).get("sha256")
+    new = ((identity or {}).get("weights") or {}).get("sha256")
+    if old and new and old != new:
+        raise UserError(f"{what} {name!r} was started with model weights sha256 {old[:12]}, "
+                        f"the server now serves {new[:12]}; resume with the same weights or another --name")
+
+
+def describe(identity: JSONDict | None) -> str | None:
+    """``ENGINE VERSION; weights NAME sha256 DIGEST (SIZE); chat template sha256 ...; N server
+    slots`` for a recorded identity (None without one)."""
+    if not identity or identity.get("probe") == "unreachable":
+        return None
+    parts = [" ".join(str(identity[k]) for k in ("engine", "version") if identity.get(k))]
+    weights = identity.get("weights") or {}
+    if weights.get("path"):
+        shown = f"weights {Path(str(weights['path'])).name}"
+        if weights.get("sha256"):
+            shown += f" sha256 {str(weights['sha256'])[:12]}"
+        if weights.get("bytes"):
+            shown += f" ({weights['bytes'] / 1e6:.1f} MB)"
+        parts.append(shown)
+    if identity.get("chat_template_sha256"):
+        parts.append(f"chat template sha256 {str(identity['chat_template_sha256'])[:12]}")
+    if identity.get("slots"):
+        parts.append(f"{identity['slots']} server slots")
+    return "; ".join(p for p in parts if p)

@@ -19,6 +19,7 @@ quantised by ``llama-quantize`` (``q8_0``, ``q4_K_M``, ...).
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -32,8 +33,8 @@ import httpx
 
 from magma_core.user_error import UserError
 
-__all__ = ["OUT_TYPES", "QUANT_TYPES", "ServerPlan", "find_llama_server", "prepare_weights",
-           "server_template", "start", "wait_ready"]
+__all__ = ["OUT_TYPES", "QUANT_TYPES", "ServerPlan", "default_threads", "find_llama_server", "prepare_weights",
+           "server_env", "server_template", "start", "wait_ready"]
 
 LLAMA_SERVER_ENV = "MAGMA_LLAMA_SERVER"
 LLAMA_SRC_ENV = "MAGMA_LLAMA_CPP_SRC"
@@ -85,6 +86,27 @@ def _run(command: list[str], what: str) -> None:
         raise ModelServerError(f"{what} failed (exit {done.returncode}): {tail[0][:300]}")
 
 
+def _convertible(model: Path, work: Path) -> Path:
+    """The folder the converter reads for ``model``: itself, or, when its ``config.json`` still
+    names the GGUF it was loaded from (``quantization_config.quant_method: gguf``: transformers
+    dequantised those weights on load, and ``save_pretrained`` wrote plain tensors, yet kept
+    the note, which the converter refuses), a folder in ``work`` of links to its files with
+    that note left out of the config."""
+    config = json.loads((model / "config.json").read_text(encoding="utf-8"))
+    if (config.get("quantization_config") or {}).get("quant_method") != "gguf":
+        return model
+    staged = work / f"{model.resolve().name}.dequantised"
+    if staged.exists():
+        shutil.rmtree(staged)
+    staged.mkdir(parents=True)
+    for file in model.iterdir():
+        if file.is_file() and file.name != "config.json":
+            (staged / file.name).symlink_to(file.resolve())
+    del config["quantization_config"]
+    (staged / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return staged
+
+
 def prepare_weights(model: str | Path, work_dir: str | Path, outtype: str = "f16",
                     quantize: str | None = None, python: str | None = None,
                     server_bin: str | Path | None = None) -> Path:
@@ -102,7 +124,8 @@ def prepare_weights(model: str | Path, work_dir: str | Path, outtype: str = "f16
         gguf = work / f"{model.resolve().name}-{outtype}.gguf"
         newest = max(p.stat().st_mtime for p in model.iterdir() if p.is_file())
         if not gguf.is_file() or gguf.stat().st_mtime < newest:
-            _run([python or sys.executable, str(_convert_script()), str(model), "--outfile", str(gguf),
+            source = _convertible(model, work)
+            _run([python or sys.executable, str(_convert_script()), str(source), "--outfile", str(gguf),
                   "--outtype", outtype], f"converting {model} to GGUF")
     else:
         raise ModelServerError(f"{model} is neither a .gguf file nor a model folder with a config.json")
@@ -123,8 +146,8 @@ def prepare_weights(model: str | Path, work_dir: str | Path, outtype: str = "f16
 @dataclass(frozen=True)
 class ServerPlan:
     """How one ``llama-server`` is started: the GGUF, the name it serves it under, the port,
-    the parallel slots (each with ``ctx_per_slot`` tokens of context), the threads and the chat
-    template file (None: the GGUF's own)."""
+    the parallel slots (each with ``ctx_per_slot`` tokens of context), the threads (0:
+    :func:`default_threads`) and the chat template file (None: the GGUF's own)."""
 
     gguf: Path
     alias: str
@@ -145,8 +168,8 @@ class ServerPlan:
         return f"openai:{self.alias}@{self.base_url}"
 
     def command(self) -> list[str]:
-        """The server's command line."""
-        threads = self.threads or os.cpu_count() or 1
+        """The server's command line (``threads`` 0: :func:`default_threads`)."""
+        threads = self.threads or default_threads()
         command = [str(self.server_bin or find_llama_server()), "--model", str(self.gguf), "--alias", self.alias,
                    "--host", LOOPBACK, "--port", str(self.port), "--parallel", str(self.slots),
                    "--ctx-size", str(self.slots * self.ctx_per_slot), "--threads", str(threads),
@@ -156,11 +179,29 @@ class ServerPlan:
         return command
 
 
+def default_threads() -> int:
+    """The server's CPU threads by default: half the cores (at least one), the other half left
+    to the simulator that ``magma bench run`` drives beside it. Measured on 2 busy cores
+    (docs/guides/local-model.md): 2 threads decoded 6 tokens/s, 1 thread 62."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def server_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The server's environment: ``base`` (default ``os.environ``) with OpenMP's threads
+    waiting passively (``OMP_WAIT_POLICY=PASSIVE``, unless set): llama.cpp's CPU backend
+    synchronises its threads at every step, and spinning threads on shared cores starve each
+    other and the simulator (measured: 6.4 tokens/s spinning, 54.6 passive, 2 threads, 4 slots)."""
+    env = dict(os.environ if base is None else base)
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return env
+
+
 def start(plan: ServerPlan, log: Path | None = None) -> subprocess.Popen:
-    """Start the server (its output to ``log``, else discarded); see :func:`wait_ready`."""
+    """Start the server (its output to ``log``, else discarded; :func:`server_env`); see
+    :func:`wait_ready`."""
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 - the process holds it
     try:
-        return subprocess.Popen(plan.command(), stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(plan.command(), stdout=out, stderr=subprocess.STDOUT, env=server_env())
     finally:
         if log:
             out.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from magma_core.agents.model_identity import describe
 from magma_core.bench.conditions import CONDITIONS
 from magma_core.bench.metrics import agent_facts, collect, compute
 from magma_core.bench.prices import Price, price_for
@@ -55,23 +56,8 @@ def agent_line(name: str, report: JSONDict) -> str:
 def identity_line(report: JSONDict) -> str | None:
     """``  model identity: ENGINE VERSION; weights NAME sha256 DIGEST (SIZE); ...`` for a run
     that recorded its model's identity (None otherwise)."""
-    identity = ((report.get("agent") or {}).get("model") or {}).get("identity")
-    if not identity or identity.get("probe") == "unreachable":
-        return None
-    parts = [" ".join(str(identity[k]) for k in ("engine", "version") if identity.get(k))]
-    weights = identity.get("weights") or {}
-    if weights.get("path"):
-        shown = f"weights {Path(weights['path']).name}"
-        if weights.get("sha256"):
-            shown += f" sha256 {weights['sha256'][:12]}"
-        if weights.get("bytes"):
-            shown += f" ({weights['bytes'] / 1e6:.1f} MB)"
-        parts.append(shown)
-    if identity.get("chat_template_sha256"):
-        parts.append(f"chat template sha256 {identity['chat_template_sha256'][:12]}")
-    if identity.get("slots"):
-        parts.append(f"{identity['slots']} server slots")
-    return "  model identity: " + "; ".join(p for p in parts if p)
+    shown = describe(((report.get("agent") or {}).get("model") or {}).get("identity"))
+    return f"  model identity: {shown}" if shown else None
 
 
 def significant_differences(reports: dict[str, JSONDict]) -> dict[str, set[str]]:

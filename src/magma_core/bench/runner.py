@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.model_identity import check_same_weights, with_identity
 from magma_core.agents.spec import model_facts, model_identity
 from magma_core.bench.episodes import GroupJob, GroupWork, check_items, engine_groups
 from magma_core.bench.suite import Suite, load_suite
@@ -129,26 +130,6 @@ def bench_name(spec: BenchSpec, suite: Suite) -> str:
         return check_run_name(spec.run.name)
     agent = "".join(c if c.isalnum() or c in "_.-" else "-" for c in spec.run.agent)
     return check_run_name(f"{suite.name}-{agent}"[:80])
-
-
-def with_identity(config: JSONDict, identity: JSONDict | None) -> JSONDict:
-    """``config`` with the model's identity (engine, version, weights digest) under
-    ``model.identity`` (see :mod:`magma_core.agents.model_identity`); nothing when the server
-    told nothing."""
-    if not identity or identity.get("probe") == "unreachable" or "model" not in config:
-        return config
-    return config | {"model": config["model"] | {"identity": identity}}
-
-
-def check_same_weights(stored: JSONDict | None, identity: JSONDict | None, name: str) -> None:
-    """A resumed benchmark run must talk to the same weights it started with (when both
-    digests are known): one line otherwise."""
-    before = (((stored or {}).get("config") or {}).get("model") or {}).get("identity") or {}
-    old = (before.get("weights") or {}).get("sha256")
-    new = ((identity or {}).get("weights") or {}).get("sha256")
-    if old and new and old != new:
-        raise UserError(f"benchmark run {name!r} was started with model weights sha256 {old[:12]}, "
-                        f"the server now serves {new[:12]}; resume with the same weights or another --name")
 
 
 def run_bench(spec: BenchSpec, progress: Progress | None = None) -> BenchResult:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from magma_core.agents.model_identity import describe
 from magma_core.cli.agent_options import add_agent_options, chat_options_from, judge_options_from
 from magma_core.cli.config_file import add_config_option
 from magma_core.cli.ctor_args import accept_ctor_args
@@ -270,6 +271,9 @@ def run(args: argparse.Namespace) -> int:
         console.print(line, highlight=False)
     totals = totals_line(result.summaries, elapsed_s=result.elapsed_s)
     console.print(wrap_clauses(totals, console.width), highlight=False)
+    identity = describe((result.model or {}).get("identity"))
+    if identity:  # as `magma bench report` shows it
+        console.print(f"  model identity: {identity}", highlight=False, markup=False)
     console.print(f"run store: {result.store_path}  summary: {result.summary_path}")
     if args.videos:
         render_run_videos(args.out, result.name, result.summaries, args.videos, console,

@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--slots", type=_positive, default=4,
                         help="parallel slots, decoded together (default 4; match magma bench run --slots)")
     parser.add_argument("--ctx-per-slot", type=_positive, default=4096, help="context tokens per slot (default 4096)")
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: every core)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="CPU threads (default: half the cores, the rest for the simulator)")
     parser.add_argument("--chat-template", default="chatml-tools",
                         help="chatml-tools (default: MAGMA's tool-aware ChatML, as exports render), a "
                         "template or tokenizer file/folder, or 'model' for the GGUF's own")
@@ -52,20 +53,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def plan_for(model: str | Path, work_dir: str | Path, *, alias: str | None = None, port: int = 8080,
+             slots: int = 4, ctx_per_slot: int = 4096, threads: int = 0, chat_template: str = "chatml-tools",
+             outtype: str = "f16", quantize: str | None = None, server_bin: str | Path | None = None,
+             python: str | None = None) -> ServerPlan:
+    """The server plan for ``model`` (a GGUF or a ``save_pretrained`` folder): the weights
+    converted (``outtype``) and quantised into ``work_dir`` as needed, the chat template
+    (``chatml-tools``, a template or tokenizer file/folder, or ``model`` for the GGUF's own)
+    written there for the server; ``python`` runs the converter (default: this interpreter)."""
+    server = find_llama_server(server_bin)
+    work = Path(work_dir)
+    gguf = prepare_weights(model, work, outtype=outtype, quantize=quantize, python=python, server_bin=server)
+    template = None
+    if chat_template != "model":
+        work.mkdir(parents=True, exist_ok=True)
+        name = chat_template if chat_template in SHIPPED else "template"
+        template = (work / f"{name}.server.jinja").resolve()
+        template.write_text(server_template(template_text(chat_template)), encoding="utf-8")
+    return ServerPlan(gguf=gguf, alias=alias or gguf.stem, port=port, slots=slots, ctx_per_slot=ctx_per_slot,
+                      threads=threads, template_file=template, server_bin=server)
+
+
 def plan_from(args: argparse.Namespace) -> ServerPlan:
     """The server plan ``args`` describe (weights converted/quantised, template written)."""
-    server = find_llama_server(args.server_bin)
-    work = Path(args.work_dir)
-    gguf = prepare_weights(args.model, work, outtype=args.outtype, quantize=args.quantize, server_bin=server)
-    template = None
-    if args.chat_template != "model":
-        work.mkdir(parents=True, exist_ok=True)
-        name = args.chat_template if args.chat_template in SHIPPED else "template"
-        template = (work / f"{name}.server.jinja").resolve()
-        template.write_text(server_template(template_text(args.chat_template)), encoding="utf-8")
-    alias = args.alias or gguf.stem
-    return ServerPlan(gguf=gguf, alias=alias, port=args.port, slots=args.slots, ctx_per_slot=args.ctx_per_slot,
-                      threads=args.threads, template_file=template, server_bin=server)
+    return plan_for(args.model, args.work_dir, alias=args.alias, port=args.port, slots=args.slots,
+                    ctx_per_slot=args.ctx_per_slot, threads=args.threads, chat_template=args.chat_template,
+                    outtype=args.outtype, quantize=args.quantize, server_bin=args.server_bin)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from magma_core.agents.model_identity import check_same_weights, with_identity
+from magma_core.agents.spec import model_identity
+from magma_core.json_types import JSONDict
 from magma_core.runs.agent_requests import AgentOutage
 from magma_core.runs.assembly import RunParts, prepare, run_episodes
 from magma_core.runs.events import Listener, no_listener
@@ -62,9 +65,10 @@ def run(spec: RunSpec, listener: Listener | None = None) -> RunResult:
     parts = prepare(spec)
     if parts.warning:
         listener("warning", None, parts.warning)
+    identity = model_identity(spec.agent)  # what the server serves (engine, version, weights)
     try:
         with open_store(spec.out) as store:
-            name, stored = _open_run(spec, store)
+            name, stored = _open_run(spec, store, identity)
             todo = store.pending_episodes(name, spec.episodes)
             listener("begin", None, RunPlan(name, todo, stored))
             if todo and (spec.ray is not None or min(spec.workers, len(todo)) > 1):
@@ -76,18 +80,21 @@ def run(spec: RunSpec, listener: Listener | None = None) -> RunResult:
     finally:
         parts.close()
     summary_path = spec.out / f"{name}.summary.json"
-    summary_path.write_text(json.dumps(summary_json(name, spec.config(), summaries), indent=2))
+    summary_path.write_text(json.dumps(summary_json(name, with_identity(spec.config(), identity), summaries),
+                                       indent=2))
     return RunResult(name, store_path, summary_path, summaries, stored, failures,
-                     time.perf_counter() - started)
+                     time.perf_counter() - started, with_identity(spec.config(), identity).get("model"))
 
 
-def _open_run(spec: RunSpec, store: RunStore) -> tuple[str, int]:
-    """Create or reopen the run; a resume must keep the agent, seed and judge."""
+def _open_run(spec: RunSpec, store: RunStore, identity: JSONDict | None) -> tuple[str, int]:
+    """Create or reopen the run, its config with the model's ``identity``; a resume must keep
+    the agent, seed, judge and (when both are known) the served weights."""
     name = spec.run_name
-    config = spec.config()
+    config = with_identity(spec.config(), identity)
     store.lease("run", name)  # a second writer of this name is refused in one line
     stored = store.open_run(name, spec.target, config)
     check_resume(stored["config"], config, name)
+    check_same_weights(stored, identity, name, what="run")
     store.update_config(name, config)
     return name, len(store.finished_episodes(name))
 

@@ -183,7 +183,9 @@ class RunResult:
 
     ``summaries``: every stored episode of the run below ``spec.episodes`` (those of earlier,
     resumed invocations too); ``resumed``: how many were stored before this call;
-    ``failures``: one line per failed worker (or the agent outage that stopped the run).
+    ``failures``: one line per failed worker (or the agent outage that stopped the run);
+    ``model``: the model behind an ``openai`` agent (name, endpoint, decoding options and, as
+    its server reports it, ``identity``: engine, version, weights digest), else None.
     """
 
     name: str
@@ -193,6 +195,7 @@ class RunResult:
     resumed: int = 0
     failures: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    model: dict[str, Any] | None = None  # the config's model facts, with the server's identity
 
     @property
     def ok(self) -> bool:
