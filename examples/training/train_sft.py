@@ -8,6 +8,13 @@ tokenizer, ready for ``serve_chat.py --model OUT``. Needs ``pip install 'magma[r
 
     magma export short-trace --out runs            # runs/exports/short-trace-chat-jsonl/
     python examples/training/train_sft.py runs/exports/short-trace-chat-jsonl --out runs/tuned --steps 30
+
+An assistant turn with ``"weight": 0`` (a mistake kept before its feedback and the fix) stays in
+the context but out of the loss (the template renders it outside ``{% generation %}``);
+``--train-on-masked`` trains on it too. The recipe's speed settings (``benchmarks/
+sft_throughput.py`` measured them against the first recipe, ``--recipe baseline``): bf16 autocast
+for SFT on a CPU that computes bf16 (AVX-512 BF16 or AMX), batches padded to their longest row.
+The last line and ``training.json`` give the non-padding tokens seen per second of training.
 """
 
 from __future__ import annotations
@@ -57,28 +64,94 @@ def lora_config(r: int = 16) -> Any:
                       task_type="CAUSAL_LM")
 
 
+PRECISIONS = ("auto", "bf16", "f32")
+BATCHINGS = ("padded", "padding-free")
+#: the first recipe (before the throughput measurement): what ``--recipe baseline`` restores
+BASELINE = {"precision": "f32", "batching": "padded", "group_by_length": False, "threads": None}
+
+
+def cpu_computes_bf16() -> bool:
+    """Whether this CPU has bf16 arithmetic (AVX-512 BF16 or AMX), so that bf16 autocast runs
+    in hardware rather than emulated (Linux: read from ``/proc/cpuinfo``; else False)."""
+    try:
+        flags = next((line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("flags")), "")
+    except OSError:
+        return False
+    return bool({"avx512_bf16", "amx_bf16"} & set(flags.split()))
+
+
+def resolve_precision(precision: str, dpo: bool) -> str:
+    """``"bf16"`` or ``"f32"``: ``auto`` is bf16 autocast for SFT where the CPU computes bf16
+    (measured: the loss curve within 0.01 of f32's), f32 for DPO (not measured)."""
+    if precision not in PRECISIONS:
+        raise SystemExit(f"--precision {precision}: one of {', '.join(PRECISIONS)}")
+    if precision == "auto":
+        return "bf16" if not dpo and cpu_computes_bf16() else "f32"
+    return precision
+
+
+def masked_turns(dataset: Any) -> int:
+    """How many assistant turns of the rows carry ``"weight": 0`` (kept out of the loss)."""
+    if "messages" not in dataset.column_names:
+        return 0
+    return sum(1 for row in dataset["messages"] for m in row
+               if m.get("role") == "assistant" and m.get("weight") is not None and m["weight"] == 0)
+
+
+def drop_weights(dataset: Any) -> Any:
+    """The rows with every message's ``weight`` key removed: a weight-0 turn is trained like
+    any other assistant turn (``--train-on-masked``, the unmasked arm)."""
+    if "messages" not in dataset.column_names:
+        return dataset
+    return dataset.map(lambda row: {"messages": [{k: v for k, v in m.items() if k != "weight"}
+                                                 for m in row["messages"]]})
+
+
 def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None = None,
           dpo: bool = False, learning_rate: float = 5e-4, batch_size: int = 4, lora_r: int = 16,
           max_length: int = 1536, seed: int = 0, save: bool = True, init: str | Path = "base",
-          before_train: Callable[[Any], None] | None = None) -> dict[str, Any]:
+          before_train: Callable[[Any], None] | None = None, *, precision: str = "auto",
+          batching: str = "padded", group_by_length: bool = False, threads: int | None = None,
+          train_on_masked: bool = False, loaded: tuple[Any, Any] | None = None,
+          callbacks: list[Any] | None = None) -> dict[str, Any]:
     """Train for ``steps`` optimizer steps on the export ``source``; returns what it did
-    (``trainer``, ``model`` (the peft model), ``log``, ``losses``, ``rows``, ``seconds``).
+    (``trainer``, ``model`` (the peft model), ``log``, ``losses``, ``rows``, ``steps``,
+    ``tokens`` (non-padding tokens seen), ``train_seconds``, ``tokens_per_second``,
+    ``precision``, ``seconds`` (all of it, loading included)).
     With ``save`` the merged model and tokenizer are written to ``out``.
     ``init``: the model to start from (``"base"``, or a merged model folder, e.g. the SFT
-    model before DPO). ``before_train(model)`` is called on the peft model just before
-    training starts."""
+    model before DPO); ``loaded``: a ``(model, tokenizer)`` to use instead of loading ``init``.
+    ``before_train(model)`` is called on the peft model just before training starts.
+    Speed: ``precision`` (``auto``/``bf16``/``f32``, see :func:`resolve_precision`), ``batching``
+    (``padded``, or ``padding-free``: each batch one sequence of its rows with position ids,
+    ``max_length`` then not enforced), ``group_by_length`` (batches of similar lengths),
+    ``threads`` (torch's intra-op threads while training; None leaves torch's default).
+    ``train_on_masked``: train on ``"weight": 0`` assistant turns too (see :func:`drop_weights`)."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    import torch
     from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
 
+    if batching not in BATCHINGS:
+        raise SystemExit(f"--batching {batching}: one of {', '.join(BATCHINGS)}")
+    precision = resolve_precision(precision, dpo)
     started = time.perf_counter()
-    model, tokenizer = load_model(init)
+    model, tokenizer = loaded if loaded is not None else load_model(init)
     tokenizer.padding_side = "right"
     dataset = load_rows(source, dpo, rows)
+    masked = masked_turns(dataset)
+    if train_on_masked:
+        dataset = drop_weights(dataset)
+    padding_free = batching == "padding-free" and not dpo
     common = dict(output_dir=str(Path(out) / "trainer"), max_steps=steps, learning_rate=learning_rate,
                   per_device_train_batch_size=batch_size, gradient_accumulation_steps=1,
-                  logging_steps=1, save_strategy="no", report_to="none", use_cpu=True, bf16=False,
-                  seed=seed, dataloader_num_workers=0, lr_scheduler_type="constant",
-                  warmup_steps=0, max_length=max_length, gradient_checkpointing=False)
+                  logging_steps=1, save_strategy="no", report_to="none", use_cpu=True,
+                  bf16=precision == "bf16", seed=seed, dataloader_num_workers=0,
+                  lr_scheduler_type="constant", warmup_steps=0,
+                  max_length=None if padding_free else max_length, gradient_checkpointing=False,
+                  train_sampling_strategy="group_by_length" if group_by_length else "random")
+    if padding_free:
+        common["padding_free"] = True
     # --8<-- [start:trainer]
     if dpo:
         config = DPOConfig(**common, beta=0.1)
@@ -89,13 +162,26 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
         trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
                              peft_config=lora_config(lora_r))
     # --8<-- [end:trainer]
+    for callback in callbacks or []:
+        trainer.add_callback(callback)
     if before_train is not None:
         before_train(trainer.model)
-    trainer.train()
+    default_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        output = trainer.train()
+    finally:
+        torch.set_num_threads(default_threads)
     log = trainer.state.log_history
     losses = [entry["loss"] for entry in log if "loss" in entry]
+    tokens = max((entry["num_tokens"] for entry in log if "num_tokens" in entry), default=None)
+    train_seconds = float(output.metrics["train_runtime"])
     result = {"trainer": trainer, "model": trainer.model, "log": log, "losses": losses,
-              "rows": len(dataset), "steps": trainer.state.global_step}
+              "rows": len(dataset), "steps": trainer.state.global_step, "masked_turns": masked,
+              "tokens": int(tokens) if tokens is not None else None, "train_seconds": train_seconds,
+              "tokens_per_second": tokens / train_seconds if tokens and train_seconds > 0 else None,
+              "precision": precision}
     if save:
         merged = trainer.model.merge_and_unload()
         merged.save_pretrained(str(out))
@@ -104,7 +190,11 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
         (Path(out) / "training.json").write_text(json.dumps(
             {"source": str(source), "init": str(init), "dpo": dpo, "rows": len(dataset), "steps": result["steps"],
              "learning_rate": learning_rate, "batch_size": batch_size, "lora_r": lora_r,
-             "losses": losses}, indent=2) + "\n")
+             "precision": precision, "batching": batching, "group_by_length": group_by_length,
+             "threads": threads if threads is not None else default_threads,
+             "masked_turns": masked, "train_on_masked": train_on_masked,
+             "tokens": result["tokens"], "train_seconds": round(train_seconds, 3),
+             "tokens_per_second": result["tokens_per_second"], "losses": losses}, indent=2) + "\n")
     result["seconds"] = time.perf_counter() - started
     return result
 
@@ -120,13 +210,36 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--lora-r", type=int, default=16)
     parser.add_argument("--init", default="base", help="'base' or a merged model folder to start from")
+    parser.add_argument("--train-on-masked", action="store_true",
+                        help='train on assistant turns marked "weight": 0 too (default: in the context, out of the loss)')
+    speed = parser.add_argument_group("speed (benchmarks/sft_throughput.py measures them)")
+    speed.add_argument("--recipe", choices=("default", "baseline"), default="default",
+                       help="baseline: the first recipe (f32, padded, torch's threads); the options below override")
+    speed.add_argument("--precision", choices=PRECISIONS, default=None,
+                       help="auto (default): bf16 autocast for SFT where the CPU computes bf16, else f32")
+    speed.add_argument("--batching", choices=BATCHINGS, default=None, help="padded (default) or padding-free")
+    speed.add_argument("--group-by-length", action=argparse.BooleanOptionalAction, default=None,
+                       help="batches of rows of similar length (default off)")
+    speed.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    speed.add_argument("--interop-threads", type=int, default=None, help="torch inter-op threads (default: torch's)")
     args = parser.parse_args()
+    settings = dict(BASELINE) if args.recipe == "baseline" else {"precision": "auto"}
+    for key in ("precision", "batching", "group_by_length", "threads"):
+        if getattr(args, key) is not None:
+            settings[key] = getattr(args, key)
+    if args.interop_threads is not None:
+        import torch
+
+        torch.set_num_interop_threads(args.interop_threads)
     result = train(args.export, args.out, steps=args.steps, rows=args.rows, dpo=args.dpo,
                    learning_rate=args.learning_rate, batch_size=args.batch_size, lora_r=args.lora_r,
-                   init=args.init)
+                   init=args.init, train_on_masked=args.train_on_masked, **settings)
     losses = result["losses"]
+    speed_text = (f"{result['tokens_per_second']:.0f} tokens/s ({result['tokens']} tokens in "
+                  f"{result['train_seconds']:.0f}s, {result['precision']})"
+                  if result["tokens_per_second"] else f"{result['precision']}")
     print(f"trained {result['steps']} steps on {result['rows']} rows in {result['seconds']:.0f}s; "
-          f"loss {losses[0]:.3f} -> {losses[-1]:.3f}; merged model in {args.out}")
+          f"loss {losses[0]:.3f} -> {losses[-1]:.3f}; {speed_text}; merged model in {args.out}")
 
 
 if __name__ == "__main__":
