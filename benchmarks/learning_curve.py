@@ -282,6 +282,8 @@ def phase_train(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]
             command += ["--dpo", "--init", plan["init"]]
         if plan["train_on_masked"]:
             command += ["--train-on-masked"]
+        if args.precision:
+            command += ["--precision", args.precision]
         subprocess.run(command, check=True, env=training_env(args))
         record_arm(args, label, {k: v for k, v in plan.items() if k != "rows"} | {
             "rows": len(plan["rows"]), "distinct": len({row_key(r) for r in plan["rows"]}),
@@ -377,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="the model server's CPU threads")
     parser.add_argument("--train-threads", type=int, default=None,
                         help="the trainer's OpenMP threads (default: torch's; 1 on a busy machine)")
+    parser.add_argument("--precision", choices=("auto", "bf16", "f32"), default=None,
+                        help="the trainer's precision (default: train_sft.py's, auto)")
     parser.add_argument("--labels", default=None,
                         help="eval/report only these labels (comma-separated, e.g. base,trace-n48)")
     parser.add_argument("--quick", action="store_true", help="48 rows, 16 trees, 4 seeds per skeleton")
