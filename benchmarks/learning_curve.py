@@ -313,8 +313,15 @@ def record_arm(args: argparse.Namespace, label: str, facts: Mapping[str, Any]) -
     path.write_text(json.dumps(arms, indent=2, sort_keys=True) + "\n")
 
 
-def eval_name(label: str, split: str) -> str:
-    return f"lc-{label}-{split}"
+def decoding_of(args: argparse.Namespace, label: str) -> str:
+    """The stage-aware decoding a label is evaluated with: the base model at its best (``on``:
+    the stage's tools only, the call grammar from the first token), a tuned model as it was
+    trained (``--tuned-decoding``, ``off``: every tool offered, as in the exported rows)."""
+    return args.base_decoding if label == "base" else args.tuned_decoding
+
+
+def eval_name(label: str, split: str, decoding: str = "on") -> str:
+    return f"lc-{label}-{split}" + ("" if decoding == "on" else "-all-tools")
 
 
 def phase_eval(args: argparse.Namespace, suites: Mapping[str, Path], model: str | Path, label: str) -> None:
@@ -322,12 +329,13 @@ def phase_eval(args: argparse.Namespace, suites: Mapping[str, Path], model: str 
     if label != "base" and not (Path(model) / "training.json").exists():
         print(f"  eval {label}: skipped, not trained yet ({model})", flush=True)
         return
+    decoding = decoding_of(args, label)
     with dv.ChatServer(model, label, args.max_tokens, args.threads) as server:
         for split, suite in suites.items():
             dv.magma("bench", "run", str(suite), "--agent", f"openai:{label}@{server.url}", "--trials", "1",
                      "--max-decisions", str(args.max_decisions), "--max-tokens", str(args.max_tokens),
-                     "--temperature", "0", "--stage-decoding", "on", *server_options(server),
-                     "--name", eval_name(label, split), "--out", str(args.out))
+                     "--temperature", "0", "--stage-decoding", decoding, *server_options(server),
+                     "--name", eval_name(label, split, decoding), "--out", str(args.out))
 
 
 def phase_report(args: argparse.Namespace, suites: Mapping[str, Path], labels: list[str]) -> list[str]:
@@ -340,7 +348,7 @@ def phase_report(args: argparse.Namespace, suites: Mapping[str, Path], labels: l
     benches = set(reader.list_benches())
     for label in labels:
         for split, folder in suites.items():
-            name = eval_name(label, split)
+            name = eval_name(label, split, decoding_of(args, label))
             if name not in benches:
                 continue
             injected = {i["item_id"]: i["metadata"]["intervention_stages"] for i in load_suite(folder).items
@@ -379,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="the model server's CPU threads")
     parser.add_argument("--train-threads", type=int, default=None,
                         help="the trainer's OpenMP threads (default: torch's; 1 on a busy machine)")
+    parser.add_argument("--base-decoding", choices=("on", "off"), default="on",
+                        help="the base model's stage-aware decoding (on: its best)")
+    parser.add_argument("--tuned-decoding", choices=("on", "off"), default="off",
+                        help="a tuned model's (off: every tool offered, as its training rows did; with "
+                             "on, trace SFT at 48 rows called detect_objects in every answer stage: "
+                             "compositional 0/4 on, 4/4 off)")
     parser.add_argument("--precision", choices=("auto", "bf16", "f32"), default=None,
                         help="the trainer's precision (default: train_sft.py's, auto)")
     parser.add_argument("--labels", default=None,
