@@ -7,7 +7,7 @@ at a time), both through ``benchmarks/data_value.py``'s ``ChatServer``.
 Prints:
 
 - decisions per second of ``magma bench run --slots 4`` and ``--slots 1`` on llama-server, and
-  of ``serve_chat.py`` at ``--slots 1`` (on the first ``--reference-items`` items: it is slow),
+  of ``serve_chat.py`` at ``--slots 1`` (on the first ``--reference-items`` items, by default the same),
   each over the bench run's wall time (simulator start-up included), the span from the first
   episode's start to the last one's end, the model's seconds per decision (the agent's wait),
   and the longest reply in tokens against the cap (``--max-tokens``);
@@ -290,7 +290,8 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="check what is installed; measure nothing")
     parser.add_argument("--model", default="base", help="a tuned save_pretrained folder, or base (default)")
     parser.add_argument("--items", type=int, default=8, help="short_heldout items of the llama-server runs")
-    parser.add_argument("--reference-items", type=int, default=2, help="of the serve_chat.py run")
+    parser.add_argument("--reference-items", type=int, default=8,
+                        help="of the serve_chat.py run (default 8: the same items as the llama-server runs)")
     parser.add_argument("--replay", type=int, default=24, help="decisions replayed (prefix reuse, agreement)")
     parser.add_argument("--max-decisions", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=48)
