@@ -375,6 +375,13 @@ def main() -> int:
     if unknown:
         raise SystemExit(f"unknown phases: {', '.join(sorted(unknown))}; known: {', '.join(PHASES)}")
     missing = extras_missing()
+    if not missing and args.server == "llama-server" and set(phases) & {"baseline", "after"}:
+        from magma_core.agents.model_server import ModelServerError, find_llama_server
+
+        try:
+            find_llama_server()
+        except ModelServerError as exc:
+            missing = f"{exc} (or --server transformers)"
     if missing and args.smoke:
         print(f"data-value --smoke: {missing}: only the data phase runs")
         phases = ["data"]

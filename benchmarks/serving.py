@@ -7,7 +7,7 @@ at a time), both through ``benchmarks/data_value.py``'s ``ChatServer``.
 Prints:
 
 - decisions per second of ``magma bench run --slots 4`` and ``--slots 1`` on llama-server, and
-  of ``serve_chat.py`` at ``--slots 1`` (on the first ``--reference-items`` items: it is slow),
+  of ``serve_chat.py`` at ``--slots 1`` (on the first ``--reference-items`` items, by default the same),
   each over the bench run's wall time (simulator start-up included), the span from the first
   episode's start to the last one's end, the model's seconds per decision (the agent's wait),
   and the longest reply in tokens against the cap (``--max-tokens``);
@@ -100,9 +100,14 @@ def bench(suite: Path, out: Path, name: str, server: dv.ChatServer, slots: int, 
     replies = [json.loads(c["output_raw"]) for r in rows for c in r["agent"]["model_calls"]
                if c.get("output_raw", "").startswith("{")]
     tokens = [r.get("usage", {}).get("completion_tokens", 0) for r in replies]
+    timings = [r.get("timings") or {} for r in replies]
+    count = max(1, len(timings))
+    server = {key: sum(t.get(key, 0) for t in timings) / count
+              for key in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms")}
     figures = dv.bench_figures(out, name)
     return {"decisions": len(rows), "wall_s": wall, "rate": len(rows) / wall, "longest": max(tokens, default=0),
             "success": figures["success"], "model_s": figures["s_per_decision"], "span_s": figures["wall_s"],
+            "server": server,
             "requests": [c["request"] for r in sorted(rows, key=lambda r: (r["episode"], r["step"]))
                          for c in r["agent"]["model_calls"][-1:]]}
 
@@ -243,6 +248,11 @@ def engines(args: argparse.Namespace, folder: Path) -> None:
               f"| {r['model_s']:.2f} | {dv.fmt_rate(r['success'])} | {r['longest']} |")
     print(f"\nslots 4 / slots 1: {four['rate'] / one['rate']:.2f}x; llama-server slots 4 / serve_chat.py: "
           f"{four['rate'] / reference['rate']:.2f}x (decisions per second over each bench run's wall time)")
+    for label, r in (("--slots 4", four), ("--slots 1", one)):
+        t = r["server"]
+        print(f"llama-server at bench {label}, per decision: {t['prompt_n']:.0f} prompt tokens processed in "
+              f"{t['prompt_ms']:.0f} ms, {t['predicted_n']:.1f} tokens decoded in {t['predicted_ms']:.0f} ms "
+              f"({t['predicted_ms'] / max(1, t['predicted_n']):.1f} ms a token)")
     print(f"the server alone (4 of the requests, no prompt cache): one at a time {serial:.1f} s, all four at once "
           f"{together:.1f} s: {serial / together:.2f}x from its slots")
     with_ms, with_n = prompt(cached)
@@ -280,7 +290,8 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="check what is installed; measure nothing")
     parser.add_argument("--model", default="base", help="a tuned save_pretrained folder, or base (default)")
     parser.add_argument("--items", type=int, default=8, help="short_heldout items of the llama-server runs")
-    parser.add_argument("--reference-items", type=int, default=2, help="of the serve_chat.py run")
+    parser.add_argument("--reference-items", type=int, default=8,
+                        help="of the serve_chat.py run (default 8: the same items as the llama-server runs)")
     parser.add_argument("--replay", type=int, default=24, help="decisions replayed (prefix reuse, agreement)")
     parser.add_argument("--max-decisions", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=48)
