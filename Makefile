@@ -194,7 +194,7 @@ data-value: $(RL_STAMP) $(LLAMA_SERVER)
 # held-out splits checked for leaks by code (the compositional split must share nothing with the
 # training data, or it stops), data and derived arms at equal budget, every model served by
 # llama-server (built first), success per split. Resumes from runs/learning-curve.
-# LEARNING_CURVE_ARGS: e.g. --quick, --check-splits, --arms trace,coached, --train-threads 1.
+# LEARNING_CURVE_ARGS: e.g. --quick, --check-splits, --arms trace,coached, --train-threads 2.
 LEARNING_CURVE_ARGS ?=
 learning-curve: $(RL_STAMP) $(LLAMA_SERVER)
 	OMP_WAIT_POLICY=PASSIVE nice -n 10 $(BIN)/python benchmarks/learning_curve.py $(LEARNING_CURVE_ARGS)

@@ -295,9 +295,10 @@ def phase_train(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]
 
 
 def training_env(args: argparse.Namespace) -> dict[str, str]:
-    """The trainer's environment: ``--train-threads`` OpenMP threads, waiting passively (on 2
-    busy cores, spinning threads made a training step of about 1,200 tokens take 90-120 s; one
-    passive thread took 19 s)."""
+    """The trainer's environment: ``--train-threads`` OpenMP threads (default 1: a count fixed by
+    the command, not by the machine, since the order of a sum over threads changes the weights'
+    last bits), waiting passively (on 2 busy cores, spinning threads made a training step of
+    about 1,200 tokens take 90-120 s; one passive thread took 19 s)."""
     env = dict(os.environ)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if args.train_threads:
@@ -386,8 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-decisions", type=int, default=24)
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--threads", type=int, default=1, help="the model server's CPU threads")
-    parser.add_argument("--train-threads", type=int, default=None,
-                        help="the trainer's OpenMP threads (default: torch's; 1 on a busy machine)")
+    parser.add_argument("--train-threads", type=int, default=1,
+                        help="the trainer's OpenMP threads (1: a fixed count, so the sums and the "
+                             "weights do not depend on the machine; 0: torch's default)")
     parser.add_argument("--base-decoding", choices=("on", "off"), default="on",
                         help="the base model's stage-aware decoding (on: its best)")
     parser.add_argument("--tuned-decoding", choices=("on", "off"), default="off",

@@ -147,3 +147,15 @@ def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
     r2 = [r for r in plans["onpolicy-r2"]["rows"] if r["origin"] == "recovery"]
     assert len(r2) == 24 and len({r["id"] for r in r2}) == 12
     assert len({r["id"] for r in plans["trace"]["rows"]}) == 12        # every trace row, cycled
+
+
+def test_the_trainer_runs_on_a_thread_count_the_command_fixes(monkeypatch):
+    """--train-threads N pins OpenMP to N threads waiting passively; 0 leaves torch's default,
+    which depends on the machine."""
+    import argparse
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    env = lc.training_env(argparse.Namespace(train_threads=1))
+    assert env["OMP_NUM_THREADS"] == "1" and env["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert "OMP_NUM_THREADS" not in lc.training_env(argparse.Namespace(train_threads=0))
