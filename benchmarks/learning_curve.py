@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
                              "on, trace SFT at 48 rows called detect_objects in every answer stage: "
                              "compositional 0/4 on, 4/4 off)")
     parser.add_argument("--precision", choices=("auto", "bf16", "f32"), default=None,
-                        help="the trainer's precision (default: train_sft.py's, auto)")
+                        help="the trainer's precision (default: train_sft.py's, f32)")
     parser.add_argument("--labels", default=None,
                         help="eval/report only these labels (comma-separated, e.g. base,trace-n48)")
     parser.add_argument("--quick", action="store_true", help="48 rows, 16 trees, 4 seeds per skeleton")

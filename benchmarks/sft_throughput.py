@@ -44,11 +44,12 @@ ARMS: dict[str, dict[str, Any]] = {
                           "threads": None},
     "bf16+grouped": {"precision": "bf16", "batching": "padded", "group_by_length": True, "threads": None},
     "bf16+1-thread": {"precision": "bf16", "batching": "padded", "group_by_length": False, "threads": 1},
+    "1-thread": {"precision": "f32", "batching": "padded", "group_by_length": False, "threads": 1},
     "f32+padding-free": {"precision": "f32", "batching": "padding-free", "group_by_length": False,
                          "threads": None},
     "default": {},
 }
-DEFAULT_ARMS = "baseline,bf16,bf16+padding-free,bf16+1-thread"
+DEFAULT_ARMS = "baseline,1-thread,bf16,bf16+padding-free,bf16+1-thread"
 
 
 def make_rows(out: Path, trees: int) -> Path:
