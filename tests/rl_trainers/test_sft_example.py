@@ -93,3 +93,15 @@ def test_the_preference_export_passes_dpos_preparation(exported, tmp_path):
     trainer = DPOTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
                          peft_config=train_sft.lora_config())
     assert len(trainer.train_dataset) == len(dataset)
+
+
+def test_dpo_trains_from_the_saved_sft_model(exported, tmp_path):
+    """The SFT model saved and loaded again (``--init`` of the DPO run after SFT) is a plain
+    model a trainer accepts: the GGUF's quantization_config is neither saved nor kept."""
+    chat, preference = exported
+    train_sft.train(chat, tmp_path / "sft", steps=1, rows=2, batch_size=2)
+    saved = json.loads((tmp_path / "sft" / "config.json").read_text())
+    assert "quantization_config" not in saved
+    result = train_sft.train(preference, tmp_path / "dpo", steps=1, rows=2, batch_size=2, dpo=True,
+                             init=str(tmp_path / "sft"), save=False)
+    assert result["steps"] == 1 and all(math.isfinite(x) for x in result["losses"])
