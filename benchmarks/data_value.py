@@ -308,22 +308,25 @@ def phase_data(args: argparse.Namespace, names: dict[str, str]) -> dict[str, Any
     return {"trees": args.trees, "rows": counts["chat-jsonl"], "preference_rows": counts["preference-jsonl"]}
 
 
-#: the trainer's torch threads: a count the command fixes (the order of a sum over threads changes
+#: the trainer's threads: a count the command fixes (the order of a sum over threads changes
 #: the weights' last bits), and on 2 busy cores the fastest (benchmarks/sft_throughput.py: 1
 #: thread 1.67x torch's default at the same loss curve)
-TRAIN_THREADS = "1"
+TRAIN_THREADS = 1
 
 
-def training_env() -> dict[str, str]:
-    """The trainer's environment: OpenMP threads waiting passively (spinning ones on a busy
-    machine made a step several times slower)."""
-    return {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+def training_env(threads: int | None = TRAIN_THREADS) -> dict[str, str]:
+    """The trainer's environment: ``threads`` OpenMP threads (None or 0: torch's default),
+    waiting passively (spinning ones on a busy machine made a step several times slower)."""
+    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
+    return env
 
 
 def phase_train(args: argparse.Namespace, names: dict[str, str]) -> dict[str, Any]:
     sft = [sys.executable, str(TRAINING / "train_sft.py"), names["chat"], "--out", names["sft"],
            "--steps", str(args.steps), "--batch-size", str(args.batch_size),
-           "--learning-rate", str(args.learning_rate), "--threads", TRAIN_THREADS]
+           "--learning-rate", str(args.learning_rate)]
     if args.rows:
         sft += ["--rows", str(args.rows)]
     if not (Path(names["sft"]) / "training.json").exists():
@@ -331,8 +334,8 @@ def phase_train(args: argparse.Namespace, names: dict[str, str]) -> dict[str, An
     if args.dpo and not (Path(names["tuned"]) / "training.json").exists():
         subprocess.run([sys.executable, str(TRAINING / "train_sft.py"), names["preference"], "--dpo",
                         "--init", names["sft"], "--out", names["tuned"], "--steps", str(args.steps),
-                        "--batch-size", str(args.batch_size), "--learning-rate", "5e-5",
-                        "--threads", TRAIN_THREADS], check=True, env=training_env())
+                        "--batch-size", str(args.batch_size), "--learning-rate", "5e-5"],
+                       check=True, env=training_env())
     info = json.loads((Path(names["tuned"]) / "training.json").read_text())
     return {"rows": info["rows"], "steps": info["steps"], "loss_first": info["losses"][:1],
             "loss_last": info["losses"][-1:]}

