@@ -24,11 +24,15 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-#: data arm -> magma gen options (the base arm has no data)
+#: data arm -> magma gen options (the base arm has no data). One branch per situation: a tree is
+#: the agent's rollout, and with the coach every failure's validated repair is rolled out in turn,
+#: so rows reach the task's end. With two branches a tree doubles at every decision, and at 40
+#: candidates a tree no PairSorting or LongSorting row was complete (8 trees, 320 candidates: 0
+#: of 15 rows at two branches, 10 of 11 at one); noisy and coached differ only by the coach.
 DATA_ARMS = {
     "trace": ["--agent", "trace", "--branches", "1"],
-    "noisy": ["--agent", "noisy-trace:0.3", "--branches", "2"],
-    "coached": ["--agent", "noisy-trace:0.3", "--branches", "2", "--coach", "trace"],
+    "noisy": ["--agent", "noisy-trace:0.3", "--branches", "1"],
+    "coached": ["--agent", "noisy-trace:0.3", "--branches", "1", "--coach", "trace"],
 }
 DERIVED_ARMS = ("coached-unmasked", "coached-dpo", "onpolicy-r1", "onpolicy-r2")
 ALL_ARMS = (*DATA_ARMS, *DERIVED_ARMS)

@@ -70,10 +70,13 @@ HELD_OUT_FIRST_SEED = 1000
 ARMS = DATA_ARMS
 SIZES = (48, 192, 768)
 DPO_LEARNING_RATE = 5e-5
-#: gen candidates per tree: coached repairs arrive late, and at 16 per tree (the data-value
-#: experiment's) their continuations were cut before the final answer (0 of 12 coached rows
-#: complete at 768 nodes for 48 ShortSorting trees, 26 of 27 at 2,000)
-NODES_PER_TREE = 40
+#: gen candidates per tree: a coached tree is a rollout plus one per validated repair, and a
+#: LongSortingTrain task takes up to 36 decisions (coached, 64 trees: 114 of 308 rows complete at
+#: 80 a tree, 11 of 172 at 40); the shorter definitions' trees end well inside it
+NODES_PER_TREE = 80
+#: gen's decision cap: above the longest training task (LongSortingTrain's reference takes 28-36
+#: decisions on seeds 0-15; at a cap of 24, 58 of 64 trace rows stopped before the end)
+GEN_MAX_DECISIONS = 40
 
 
 # --- phases --------------------------------------------------------------------------------
@@ -154,7 +157,7 @@ def gen_and_export(args: argparse.Namespace, name: str, definition: str, gen_opt
                    seed: int, trees: int, formats: tuple[str, ...] = ("chat-jsonl",)) -> Path:
     """``magma gen`` (resumes by name) and its exports; the chat-jsonl export's folder."""
     dv.magma("gen", definition, *gen_options, "--trees", str(trees), "--seed", str(seed),
-             "--max-decisions", str(args.max_decisions), "--max-nodes", str(args.nodes_per_tree * trees),
+             "--max-decisions", str(args.gen_max_decisions), "--max-nodes", str(args.nodes_per_tree * trees),
              "--name", name, "--out", str(args.out))
     for fmt in formats:
         folder = export_folder(args, name, fmt)
@@ -169,7 +172,12 @@ def export_folder(args: argparse.Namespace, name: str, fmt: str) -> Path:
 
 
 def data_name(args: argparse.Namespace, arm: str, definition: str) -> str:
-    return f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}-m{args.nodes_per_tree}"
+    return f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}-{gen_shape(args)}"
+
+
+def gen_shape(args: argparse.Namespace) -> str:
+    """The part of a generation's name its settings fix (a store refuses to resume another)."""
+    return f"m{args.nodes_per_tree}-d{args.gen_max_decisions}-b1"
 
 
 def phase_data(args: argparse.Namespace, arm: str) -> dict[str, int]:
@@ -215,19 +223,19 @@ def onpolicy_rows(args: argparse.Namespace, round_: int, size: int) -> list[dict
 
 
 def onpolicy_name(args: argparse.Namespace, round_: int, size: int, definition: str) -> str:
-    return f"lc-onpolicy-r{round_}-n{size}-{definition.split('.')[-1]}-t{args.onpolicy_trees}-m{args.nodes_per_tree}"
+    return f"lc-onpolicy-r{round_}-n{size}-{definition.split('.')[-1]}-t{args.onpolicy_trees}-{gen_shape(args)}"
 
 
 def onpolicy_data(args: argparse.Namespace, round_: int, size: int) -> dict[str, int]:
     """Round ``round_``'s generation: the previous round's model (coached SFT for round 1) served
-    as gen's agent on fresh training seeds, sampled (two branches), its failed branches repaired
-    by the coach and validated by re-execution; rows per origin."""
+    as gen's agent on fresh training seeds, sampled (one branch, as the data arms), its failures
+    repaired by the coach and validated by re-execution; rows per origin."""
     previous = f"coached-n{size}" if round_ == 1 else f"onpolicy-r{round_ - 1}-n{size}"
     done = all((export_folder(args, onpolicy_name(args, round_, size, d), "chat-jsonl") / "manifest.json").exists()
                for d in TRAINING_DEFINITIONS)
     if not done:
         with dv.ChatServer(model_folder(args, previous), previous, args.max_tokens, args.threads) as server:
-            options = ["--agent", f"openai:{previous}@{server.url}", "--branches", "2", "--coach", "trace",
+            options = ["--agent", f"openai:{previous}@{server.url}", "--branches", "1", "--coach", "trace",
                        "--temperature", "0.7", "--model-seed", "0", "--max-tokens", str(args.max_tokens), "--stage-decoding", "on",
                        *server_options(server)]
             for definition in TRAINING_DEFINITIONS:
@@ -305,10 +313,14 @@ def training_env(args: argparse.Namespace) -> dict[str, str]:
 def record_arm(args: argparse.Namespace, label: str, facts: Mapping[str, Any]) -> None:
     """``arms.json`` beside the runs: what each label was trained on (the data arm, rows,
     distinct rows, origins, steps, the model it started from), so a result names its data."""
+    import fcntl
+
     path = args.out / "arms.json"
-    arms = json.loads(path.read_text()) if path.exists() else {}
-    arms[label] = dict(facts)
-    path.write_text(json.dumps(arms, indent=2, sort_keys=True) + "\n")
+    with open(args.out / "arms.json.lock", "w") as lock:  # arms may train in processes side by side
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        arms = json.loads(path.read_text()) if path.exists() else {}
+        arms[label] = dict(facts)
+        path.write_text(json.dumps(arms, indent=2, sort_keys=True) + "\n")
 
 
 def decoding_of(args: argparse.Namespace, label: str) -> str:
@@ -380,7 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=None, help="the first N seeds of each split's skeletons")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
-    parser.add_argument("--max-decisions", type=int, default=24)
+    parser.add_argument("--max-decisions", type=int, default=24, help="bench's decision cap (eval)")
+    parser.add_argument("--gen-max-decisions", type=int, default=GEN_MAX_DECISIONS,
+                        help=f"gen's decision cap (data; {GEN_MAX_DECISIONS})")
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--threads", type=int, default=1, help="the model server's CPU threads")
     parser.add_argument("--train-threads", type=int, default=1,

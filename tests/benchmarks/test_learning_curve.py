@@ -121,7 +121,8 @@ def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
     import argparse
     import json
 
-    args = argparse.Namespace(out=tmp_path, trees=2, onpolicy_trees=1, nodes_per_tree=40, learning_rate=1e-3,
+    args = argparse.Namespace(out=tmp_path, trees=2, onpolicy_trees=1, nodes_per_tree=40, gen_max_decisions=40,
+                              learning_rate=1e-3,
                               batch_size=4)
 
     def write(name: str, fmt: str, n: int, origin: str = "model") -> None:
@@ -159,3 +160,28 @@ def test_the_trainer_runs_on_a_thread_count_the_command_fixes(monkeypatch):
     env = lc.training_env(argparse.Namespace(train_threads=1))
     assert env["OMP_NUM_THREADS"] == "1" and env["OMP_WAIT_POLICY"] == "PASSIVE"
     assert "OMP_NUM_THREADS" not in lc.training_env(argparse.Namespace(train_threads=0))
+
+
+def test_the_noisy_and_coached_arms_differ_by_the_coach_alone_and_grow_one_rollout_a_tree():
+    """The coached arm's gain over noisy is the coach's: the same agent and the same one branch
+    per situation (two branches doubled the trees at each decision and cut every long row)."""
+    def without_coach(options: list[str]) -> list[str]:
+        at = options.index("--coach")
+        return options[:at] + options[at + 2:]
+
+    assert without_coach(lc.DATA_ARMS["coached"]) == lc.DATA_ARMS["noisy"]
+    for options in lc.DATA_ARMS.values():
+        assert options[options.index("--branches") + 1] == "1"
+
+
+def test_a_generation_is_named_by_the_settings_a_resume_must_keep():
+    """Changing the node budget or gen's decision cap names another generation, so a store made
+    with other settings is never resumed under them."""
+    import argparse
+
+    args = argparse.Namespace(trees=16, nodes_per_tree=80, gen_max_decisions=40)
+    name = lc.data_name(args, "coached", "sorting.LongSortingTrain")
+    assert name == "lc-coached-LongSortingTrain-t16-m80-d40-b1"
+    assert lc.data_name(argparse.Namespace(trees=16, nodes_per_tree=80, gen_max_decisions=24), "coached",
+                        "sorting.LongSortingTrain") != name
+    assert lc.GEN_MAX_DECISIONS > 36  # LongSortingTrain's longest reference path on seeds 0-15
