@@ -299,7 +299,8 @@ def phase_train(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]
     info = json.loads((model / "training.json").read_text())
     return facts | {"steps": info.get("steps"), "loss_first": info.get("losses", [None])[0],
                     "loss_last": info.get("losses", [None])[-1], "train_seconds": info.get("train_seconds"),
-                    "tokens_per_second": info.get("tokens_per_second"), "masked_turns": info.get("masked_turns")}
+                    "tokens_per_second": info.get("tokens_per_second"), "masked_turns": info.get("masked_turns"),
+                    "truncated_rows": info.get("truncated_rows")}
 
 
 def training_env(args: argparse.Namespace) -> dict[str, str]:

@@ -34,6 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gguf_model import load_model, plain_model  # noqa: E402
 
+#: tokens a training row is cut to: above the longest exported row of the learning curve's
+#: definitions (a coached LongSortingTrain row: about 2,800 SmolLM2 tokens); at 1,536, 24 of 48
+#: coached rows lost their later turns (the answers among them)
+MAX_LENGTH = 4096
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
@@ -102,6 +106,16 @@ def masked_turns(dataset: Any) -> int:
                if m.get("role") == "assistant" and m.get("weight") is not None and m["weight"] == 0)
 
 
+def truncated_rows(tokenized: Any, max_length: int | None) -> int:
+    """Rows of a trainer's tokenized dataset cut at ``max_length`` (0 without a limit)."""
+    if max_length is None:
+        return 0
+    for column in ("input_ids", "chosen_input_ids", "prompt_input_ids"):
+        if column in tokenized.column_names:
+            return sum(len(ids) >= max_length for ids in tokenized[column])
+    return 0
+
+
 def drop_weights(dataset: Any) -> Any:
     """The rows with every message's ``weight`` key removed: a weight-0 turn is trained like
     any other assistant turn (``--train-on-masked``, the unmasked arm)."""
@@ -113,7 +127,7 @@ def drop_weights(dataset: Any) -> Any:
 
 def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None = None,
           dpo: bool = False, learning_rate: float = 5e-4, batch_size: int = 4, lora_r: int = 16,
-          max_length: int = 1536, seed: int = 0, save: bool = True, init: str | Path = "base",
+          max_length: int = MAX_LENGTH, seed: int = 0, save: bool = True, init: str | Path = "base",
           before_train: Callable[[Any], None] | None = None, *, precision: str = "f32",
           batching: str = "padded", group_by_length: bool = False, threads: int | None = None,
           train_on_masked: bool = False, loaded: tuple[Any, Any] | None = None,
@@ -130,7 +144,9 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
     (``padded``, or ``padding-free``: each batch one sequence of its rows with position ids,
     ``max_length`` then not enforced), ``group_by_length`` (batches of similar lengths),
     ``threads`` (torch's intra-op threads while training; None leaves torch's default).
-    ``train_on_masked``: train on ``"weight": 0`` assistant turns too (see :func:`drop_weights`)."""
+    ``train_on_masked``: train on ``"weight": 0`` assistant turns too (see :func:`drop_weights`).
+    ``max_length``: tokens a row is cut to (its later turns are not trained on); the rows cut
+    are counted (``truncated_rows``)."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import torch
     from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
@@ -165,6 +181,10 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
         trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
                              peft_config=lora_config(lora_r))
     # --8<-- [end:trainer]
+    truncated = truncated_rows(trainer.train_dataset, None if padding_free else max_length)
+    if truncated:
+        print(f"train_sft: {truncated} of {len(dataset)} rows are longer than --max-length {max_length} "
+              "tokens; their later turns are not trained on", file=sys.stderr, flush=True)
     for callback in callbacks or []:
         trainer.add_callback(callback)
     if before_train is not None:
@@ -182,6 +202,7 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
     train_seconds = float(output.metrics["train_runtime"])
     result = {"trainer": trainer, "model": trainer.model, "log": log, "losses": losses,
               "rows": len(dataset), "steps": trainer.state.global_step, "masked_turns": masked,
+              "max_length": max_length, "truncated_rows": truncated,
               "tokens": int(tokens) if tokens is not None else None, "train_seconds": train_seconds,
               "tokens_per_second": tokens / train_seconds if tokens and train_seconds > 0 else None,
               "precision": precision}
@@ -196,6 +217,7 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
              "precision": precision, "batching": batching, "group_by_length": group_by_length,
              "threads": threads if threads is not None else default_threads,
              "masked_turns": masked, "train_on_masked": train_on_masked,
+             "max_length": max_length, "truncated_rows": truncated,
              "tokens": result["tokens"], "train_seconds": round(train_seconds, 3),
              "tokens_per_second": result["tokens_per_second"], "losses": losses}, indent=2) + "\n")
     result["seconds"] = time.perf_counter() - started
@@ -212,6 +234,8 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=5e-4)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--lora-r", type=int, default=16)
+    parser.add_argument("--max-length", type=int, default=MAX_LENGTH,
+                        help=f"tokens a row is cut to ({MAX_LENGTH}; the rows cut are counted)")
     parser.add_argument("--init", default="base", help="'base' or a merged model folder to start from")
     parser.add_argument("--train-on-masked", action="store_true",
                         help='train on assistant turns marked "weight": 0 too (default: in the context, out of the loss)')
@@ -237,7 +261,8 @@ def main() -> None:
         torch.set_num_interop_threads(args.interop_threads)
     result = train(args.export, args.out, steps=args.steps, rows=args.rows, dpo=args.dpo,
                    learning_rate=args.learning_rate, batch_size=args.batch_size, lora_r=args.lora_r,
-                   init=args.init, train_on_masked=args.train_on_masked, **settings)
+                   init=args.init, train_on_masked=args.train_on_masked, max_length=args.max_length,
+                   **settings)
     losses = result["losses"]
     speed_text = (f"{result['tokens_per_second']:.0f} tokens/s ({result['tokens']} tokens in "
                   f"{result['train_seconds']:.0f}s, {result['precision']})"

@@ -80,6 +80,23 @@ def test_one_step_on_a_few_rows_changes_the_adapter(exported, tmp_path):
     assert before, "no LoRA parameters found"
     changed = [n for n, p in result["model"].named_parameters() if n in before and not torch.equal(p.detach(), before[n])]
     assert changed, "the step left every adapter weight as it was"
+    assert result["truncated_rows"] == 0 and result["max_length"] == train_sft.MAX_LENGTH
+
+
+def test_rows_cut_at_the_length_limit_are_counted(exported, tmp_path):
+    """A row longer than ``max_length`` loses its later turns: the trainer says how many."""
+    from trl import SFTConfig, SFTTrainer
+
+    model, tokenizer = train_sft.load_model("base")
+    config = SFTConfig(output_dir=str(tmp_path), max_steps=1, assistant_only_loss=True, use_cpu=True,
+                       report_to="none", max_length=4096)
+    whole = SFTTrainer(model=model, args=config, train_dataset=train_sft.load_rows(exported[0], rows=2),
+                       processing_class=tokenizer).train_dataset
+    lengths = [len(ids) for ids in whole["input_ids"]]
+    # 10 tokens short of the shorter row: both rows lose their last turn's end, keep earlier turns
+    result = train_sft.train(exported[0], tmp_path / "tuned", steps=1, rows=2, batch_size=2, save=False,
+                             max_length=min(lengths) - 10, loaded=(model, tokenizer))
+    assert result["truncated_rows"] == 2 and result["rows"] == 2
 
 
 def test_the_preference_export_passes_dpos_preparation(exported, tmp_path):
