@@ -384,8 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated, of " + ", ".join(PHASES))
     parser.add_argument("--check-splits", action="store_true", help="the check phase alone")
     parser.add_argument("--arms", default=",".join(ALL_ARMS), help="arms, of " + ", ".join(ALL_ARMS))
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
-                        help="training rows per data arm; derived arms train at the largest")
+    parser.add_argument("--sizes", default=None,
+                        help=f"training rows per data arm ({','.join(map(str, SIZES))}; --quick: 48); "
+                             "derived arms train at the largest")
     parser.add_argument("--trees", type=int, default=64, help="gen trees per training definition")
     parser.add_argument("--nodes-per-tree", type=int, default=NODES_PER_TREE,
                         help=f"gen candidates per tree (--max-nodes = this x trees; {NODES_PER_TREE})")
@@ -411,11 +412,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="the trainer's precision (default: train_sft.py's, f32)")
     parser.add_argument("--labels", default=None,
                         help="eval/report only these labels (comma-separated, e.g. base,trace-n48)")
-    parser.add_argument("--quick", action="store_true", help="48 rows, 16 trees, 4 seeds per skeleton")
+    parser.add_argument("--quick", action="store_true",
+                        help="48 rows (unless --sizes says), 16 trees, 4 seeds per skeleton")
     parser.add_argument("--smoke", action="store_true", help="check + one arm's data at toy size")
     args = parser.parse_args(argv)
     if args.quick:
-        args.sizes, args.items, args.trees, args.onpolicy_trees = "48", args.items or 4, 16, 4
+        args.sizes, args.items, args.trees, args.onpolicy_trees = args.sizes or "48", args.items or 4, 16, 4
+    args.sizes = args.sizes or ",".join(map(str, SIZES))
     phases = ["check"] if args.check_splits else [p.strip() for p in args.phases.split(",") if p.strip()]
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     unknown = (set(phases) - set(PHASES)) | (set(arms) - set(ALL_ARMS))
