@@ -145,6 +145,9 @@ def plot(results: Mapping[str, Mapping[str, Any]], path: Path, curve_arms: Itera
         if "base" in results:
             curve.axhline(_success(results, "base", split), color="grey", linestyle=":", label="base")
         curve.set_xscale("log")
+        sizes = sorted({size for label in labels if (size := size_of(label)) is not None})
+        curve.set_xticks(sizes, [str(size) for size in sizes], fontsize=7)  # the sizes measured
+        curve.minorticks_off()
         curve.set_ylim(0, 1)
         curve.set_title(split, fontsize=9)
         curve.set_xlabel("training rows", fontsize=8)
