@@ -31,6 +31,7 @@ one arm's data phase at toy size (without the training extras nothing else can r
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import math
 import os
@@ -314,8 +315,6 @@ def training_env(args: argparse.Namespace) -> dict[str, str]:
 def record_arm(args: argparse.Namespace, label: str, facts: Mapping[str, Any]) -> None:
     """``arms.json`` beside the runs: what each label was trained on (the data arm, rows,
     distinct rows, origins, steps, the model it started from), so a result names its data."""
-    import fcntl
-
     path = args.out / "arms.json"
     with open(args.out / "arms.json.lock", "w") as lock:  # arms may train in processes side by side
         fcntl.flock(lock, fcntl.LOCK_EX)
