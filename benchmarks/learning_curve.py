@@ -12,7 +12,8 @@ Phases (``--phases``, default all, in this order; each resumes from what ``--out
   experiment (exit 2). ``--check-splits`` runs this phase alone.
 - ``data``: per data arm, ``magma gen`` over the training definitions (seeds below 1000) and
   ``magma export`` to chat-jsonl (and preference-jsonl for the DPO arm).
-- ``train``: per arm and size, the rows drawn at equal budget (``equal_rows``: every arm the
+- ``train``: trace and coached at every ``--sizes`` (the curve), the other arms at
+  ``--derived-size`` (the smallest); per arm and size, the rows drawn at equal budget (``equal_rows``: every arm the
   same number of rows, cycled when an arm has fewer distinct ones, so each sees all of its rows
   at least once) and ``examples/training/train_sft.py`` for ``ceil(rows / batch)`` steps.
 - ``eval``: every split against every tuned model (and the base model at its best decoding:
@@ -69,7 +70,12 @@ TRAINING_DEFINITIONS = ("sorting.ShortSortingTrain", "sorting.PairSortingTrain",
                         "sorting.LongSortingTrain")
 HELD_OUT_FIRST_SEED = 1000
 ARMS = DATA_ARMS
-SIZES = (48, 192, 768)
+#: the full run's training rows per curve arm. On 2 cores a coached row is about 1,600 tokens and
+#: bf16 training ran about 150-170 tokens/s a core: 192 rows take about 30 minutes an arm, 768
+#: would take about 2 hours, over the run's 4-hour budget with every other arm and evaluation
+SIZES = (48, 96, 192)
+#: the arms measured at every size (the learning curve); the others train at ``--derived-size``
+CURVE_ARMS = ("trace", "coached")
 DPO_LEARNING_RATE = 5e-5
 #: gen candidates per tree: a coached tree is a rollout plus one per validated repair, and a
 #: LongSortingTrain task takes up to 36 decisions (coached, 64 trees: 114 of 308 rows complete at
@@ -372,9 +378,12 @@ def phase_report(args: argparse.Namespace, suites: Mapping[str, Path], labels: l
     return lines
 
 
-def labels_of(arms: list[str], sizes: list[int]) -> list[tuple[str, int]]:
-    """(arm, size) pairs in build order: data arms at every size, derived arms at the largest."""
-    return [(arm, size) for arm in arms for size in (sizes if arm in DATA_ARMS else sizes[-1:])]
+def labels_of(arms: list[str], sizes: list[int], derived_size: int | None = None) -> list[tuple[str, int]]:
+    """(arm, size) pairs in build order: the curve arms (trace, coached) at every size, the other
+    arms at ``derived_size`` (default: the smallest of ``sizes``, where every arm meets the curve
+    at one budget for the least training)."""
+    other = derived_size or min(sizes)
+    return [(arm, size) for arm in arms for size in (sizes if arm in CURVE_ARMS else [other])]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -384,12 +393,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-splits", action="store_true", help="the check phase alone")
     parser.add_argument("--arms", default=",".join(ALL_ARMS), help="arms, of " + ", ".join(ALL_ARMS))
     parser.add_argument("--sizes", default=None,
-                        help=f"training rows per data arm ({','.join(map(str, SIZES))}; --quick: 48); "
-                             "derived arms train at the largest")
-    parser.add_argument("--trees", type=int, default=64, help="gen trees per training definition")
+                        help=f"training rows per curve arm, trace and coached ({','.join(map(str, SIZES))}; "
+                             "--quick: 48)")
+    parser.add_argument("--derived-size", type=int, default=None,
+                        help="training rows of every other arm (noisy, coached-unmasked, coached-dpo, "
+                             "on-policy; default: the smallest of --sizes)")
+    parser.add_argument("--trees", type=int, default=32, help="gen trees per training definition")
     parser.add_argument("--nodes-per-tree", type=int, default=NODES_PER_TREE,
                         help=f"gen candidates per tree (--max-nodes = this x trees; {NODES_PER_TREE})")
-    parser.add_argument("--onpolicy-trees", type=int, default=16, help="on-policy gen trees per definition and round")
+    parser.add_argument("--onpolicy-trees", type=int, default=8, help="on-policy gen trees per definition and round")
     parser.add_argument("--items", type=int, default=None, help="the first N seeds of each split's skeletons")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
@@ -407,8 +419,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="a tuned model's (off: every tool offered, as its training rows did; with "
                              "on, trace SFT at 48 rows called detect_objects in every answer stage: "
                              "compositional 0/4 on, 4/4 off)")
-    parser.add_argument("--precision", choices=("auto", "bf16", "f32"), default=None,
-                        help="the trainer's precision (default: train_sft.py's, f32)")
+    parser.add_argument("--precision", choices=("auto", "bf16", "f32"), default="auto",
+                        help="the trainer's precision (auto: bf16 autocast where the CPU computes bf16, "
+                             "2.3-3.1x f32's tokens/s, else f32; bf16 asks it of DPO too)")
     parser.add_argument("--labels", default=None,
                         help="eval/report only these labels (comma-separated, e.g. base,trace-n48)")
     parser.add_argument("--quick", action="store_true",
@@ -437,7 +450,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     sizes = sorted(int(s) for s in args.sizes.split(","))
     arms = with_needs(arms)
-    pairs = labels_of(arms, sizes)
+    if args.derived_size is not None and args.derived_size not in sizes:
+        raise SystemExit(f"--derived-size {args.derived_size}: one of --sizes ({args.sizes}), since "
+                         "DPO and on-policy round 1 start from the coached model of that size")
+    pairs = labels_of(arms, sizes, args.derived_size)
     labels = ["base"] + [f"{arm}-n{size}" for arm, size in pairs]
     if args.labels:
         labels = [label for label in args.labels.split(",") if label]

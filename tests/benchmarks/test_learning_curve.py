@@ -86,11 +86,14 @@ def test_an_onpolicy_round_trains_on_half_its_own_rows_and_half_the_coached_rows
     assert len(lc.mixed_rows(new, old, 5)) == 5
 
 
-def test_derived_arms_bring_the_arms_they_need_and_train_at_the_largest_size():
+def test_derived_arms_bring_the_arms_they_need_and_only_the_curve_arms_train_at_every_size():
     assert lc.with_needs(["onpolicy-r2"]) == ["coached", "onpolicy-r1", "onpolicy-r2"]
     assert lc.with_needs(["trace", "coached-dpo"]) == ["trace", "coached", "coached-dpo"]
-    pairs = lc.labels_of(lc.with_needs(["trace", "coached-dpo"]), [48, 192])
-    assert pairs == [("trace", 48), ("trace", 192), ("coached", 48), ("coached", 192), ("coached-dpo", 192)]
+    pairs = lc.labels_of(lc.with_needs(["trace", "noisy", "coached-dpo"]), [192, 48])
+    assert pairs == [("trace", 192), ("trace", 48), ("noisy", 48), ("coached", 192), ("coached", 48),
+                     ("coached-dpo", 48)]
+    assert lc.labels_of(["coached", "onpolicy-r1"], [48, 96, 192], 96) == [
+        ("coached", 48), ("coached", 96), ("coached", 192), ("onpolicy-r1", 96)]
     assert lc.onpolicy_round("onpolicy-r2") == 2 and lc.onpolicy_round("coached") is None
 
 
@@ -185,3 +188,10 @@ def test_a_generation_is_named_by_the_settings_a_resume_must_keep():
     assert lc.data_name(argparse.Namespace(trees=16, nodes_per_tree=80, gen_max_decisions=24), "coached",
                         "sorting.LongSortingTrain") != name
     assert lc.GEN_MAX_DECISIONS > 36  # LongSortingTrain's longest reference path on seeds 0-15
+
+
+def test_a_derived_size_outside_the_sizes_is_refused_in_one_line(tmp_path):
+    with pytest.raises(SystemExit) as refused:
+        lc.main(["--out", str(tmp_path), "--phases", "report", "--sizes", "48,96", "--derived-size", "24"])
+    assert "--derived-size 24: one of --sizes (48,96)" in str(refused.value)
+    assert not (tmp_path / "learning_curve.md").exists()
