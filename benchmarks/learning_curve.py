@@ -403,7 +403,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"gen candidates per tree (--max-nodes = this x trees; {NODES_PER_TREE})")
     parser.add_argument("--onpolicy-trees", type=int, default=8, help="on-policy gen trees per definition and round")
     parser.add_argument("--items", type=int, default=None, help="the first N seeds of each split's skeletons")
-    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=1,
+                        help="rows a training step (1: a step a row; at 4, with rows up to 4,096 "
+                             "tokens, one trainer took 12 GB and two side by side were killed for memory)")
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--max-decisions", type=int, default=24, help="bench's decision cap (eval)")
     parser.add_argument("--gen-max-decisions", type=int, default=GEN_MAX_DECISIONS,
