@@ -185,3 +185,30 @@ def test_the_server_threads_leave_the_simulator_a_core_and_wait_passively(monkey
     assert plan.command()[plan.command().index("--threads") + 1] == "8"
     assert model_server.server_env({})["OMP_WAIT_POLICY"] == "PASSIVE"
     assert model_server.server_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"  # the user's kept
+
+
+def test_a_resumed_run_or_bench_may_find_its_loopback_server_on_another_port(tmp_path):
+    """A local server takes a free port at each start: a resume compares the agent without a
+    loopback port (the weights digest says whether the model is the same), any other change
+    of endpoint, alias or remote port is still refused in one line."""
+    from magma_core.agents.model_identity import resume_form
+    from magma_core.runs.spec import check_resume
+    from magma_core.store.bench_store import BenchStore
+
+    assert resume_form("openai:m@http://127.0.0.1:9/v1") == resume_form("openai:m@http://127.0.0.1:10/v1")
+    assert resume_form("openai:m@http://gpu1:8000/v1") == "openai:m@http://gpu1:8000/v1"
+    assert resume_form("trace") == "trace" and resume_form(None) is None
+    stored = {"agent": "openai:m@http://127.0.0.1:9/v1", "seed": 0}
+    check_resume(stored, stored | {"agent": "openai:m@http://127.0.0.1:4711/v1"}, "r")
+    for other in ("openai:n@http://127.0.0.1:9/v1", "openai:m@http://gpu1:9/v1", "trace"):
+        with pytest.raises(UserError, match=r"^run 'r' was started with --agent"):
+            check_resume(stored, stored | {"agent": other}, "r")
+    bench = BenchStore(tmp_path / "bench.db")
+    try:
+        config = {"agent": "openai:m@http://127.0.0.1:9/v1", "judge": None, "trials": 1, "seed": 0}
+        assert bench.open_bench("b", "s", "f" * 12, config) is False
+        assert bench.open_bench("b", "s", "f" * 12, config | {"agent": "openai:m@http://127.0.0.1:10/v1"})
+        with pytest.raises(UserError, match=r"^benchmark run 'b' was started with --agent"):
+            bench.open_bench("b", "s", "f" * 12, config | {"agent": "openai:m@http://10.0.0.2:9/v1"})
+    finally:
+        bench.close()

@@ -23,7 +23,8 @@ import httpx
 from magma_core.json_types import JSONDict, JSONValue
 from magma_core.user_error import UserError
 
-__all__ = ["ENGINES", "check_same_weights", "describe", "probe", "text_digest", "weights_digest", "with_identity"]
+__all__ = ["ENGINES", "check_same_weights", "describe", "probe", "resume_form", "text_digest", "weights_digest",
+           "with_identity"]
 
 #: ``owned_by`` of ``GET /v1/models`` -> the engine's name
 ENGINES = {"llamacpp": "llama.cpp", "vllm": "vllm"}
@@ -131,6 +132,30 @@ def with_identity(config: JSONDict, identity: JSONDict | None) -> JSONDict:
     if not identity or identity.get("probe") == "unreachable" or "model" not in config:
         return config
     return config | {"model": config["model"] | {"identity": identity}}
+
+
+def resume_form(spec: JSONValue) -> JSONValue:
+    """An agent or judge spec as a resumed run compares it: every ``openai:MODEL@URL`` whose URL
+    is on loopback without its port (a local server takes a free port at each start, and whether
+    it serves the same weights is :func:`check_same_weights`'s to say); anything else unchanged."""
+    if not isinstance(spec, str) or "openai:" not in spec:
+        return spec
+    return ",".join(_without_loopback_port(part) for part in spec.split(","))
+
+
+def _without_loopback_port(part: str) -> str:
+    head, sep, base_url = part.rpartition("@")
+    if not sep or not head.strip().startswith("openai:") or not _local(base_url):
+        return part
+    try:
+        split = urlsplit(base_url)
+        port = split.port
+    except ValueError:  # a port that is no number: compared as written
+        return part
+    if port is None:
+        return part
+    host = split.netloc.rsplit(":", 1)[0]
+    return f"{head}{sep}{split._replace(netloc=f'{host}:PORT').geturl()}"
 
 
 def check_same_weights(stored: JSONDict | None, identity: JSONDict | None, name: str,

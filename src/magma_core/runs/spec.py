@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from magma_core.agents.chat_options import ChatOptions
+from magma_core.agents.model_identity import resume_form
 from magma_core.agents.spec import model_facts
 from magma_core.runs.agent_requests import Pacing
 from magma_core.runs.loop import LoopLimits
@@ -169,8 +170,8 @@ class RunSpec:
 
 def check_resume(stored: dict[str, Any], given: dict[str, Any], name: str) -> None:
     """A resumed run must keep what decides its episodes (agent, seed, judge)."""
-    for key in RESUME_KEYS:
-        if stored.get(key) != given.get(key):
+    for key in RESUME_KEYS:  # a loopback server's port may change (resume_form)
+        if resume_form(stored.get(key)) != resume_form(given.get(key)):
             raise UserError(
                 f"run {name!r} was started with --{key} {stored.get(key)!r}; "
                 f"resume it with the same value or choose another --name"

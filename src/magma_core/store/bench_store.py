@@ -14,6 +14,7 @@ import json
 import time
 from pathlib import Path
 
+from magma_core.agents.model_identity import resume_form
 from magma_core.json_types import JSONDict
 from magma_core.store.run_store import RunStore
 from magma_core.user_error import UserError
@@ -73,8 +74,8 @@ class BenchStore(RunStore):
                 f"{row['fingerprint'][:12]}, this suite is {fingerprint[:12]}; use another --name"
             )
         stored = json.loads(row["config"])
-        for key in RESUME_KEYS:
-            if stored.get(key) != config.get(key):
+        for key in RESUME_KEYS:  # a loopback server's port may change (resume_form)
+            if resume_form(stored.get(key)) != resume_form(config.get(key)):
                 raise UserError(f"benchmark run {name!r} was started with --{key} "
                                 f"{stored.get(key)!r}; resume with the same or another --name")
         return True
