@@ -84,6 +84,10 @@ NODES_PER_TREE = 80
 #: gen's decision cap: above the longest training task (LongSortingTrain's reference takes 28-36
 #: decisions on seeds 0-15; at a cap of 24, 58 of 64 trace rows stopped before the end)
 GEN_MAX_DECISIONS = 40
+#: an on-policy round's gen options beside its agent: one branch (as the data arms), the coach,
+#: the model sampled (seeded) with stage-aware decoding
+ONPOLICY_GEN_OPTIONS = ("--branches", "1", "--coach", "trace", "--temperature", "0.7", "--model-seed", "0",
+                        "--stage-decoding", "on")
 
 
 # --- phases --------------------------------------------------------------------------------
@@ -179,12 +183,14 @@ def export_folder(args: argparse.Namespace, name: str, fmt: str) -> Path:
 
 
 def data_name(args: argparse.Namespace, arm: str, definition: str) -> str:
-    return f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}-{gen_shape(args)}"
+    return f"lc-{arm}-{definition.split('.')[-1]}-t{args.trees}-{gen_shape(args, DATA_ARMS[arm])}"
 
 
-def gen_shape(args: argparse.Namespace) -> str:
-    """The part of a generation's name its settings fix (a store refuses to resume another)."""
-    return f"m{args.nodes_per_tree}-d{args.gen_max_decisions}-b1"
+def gen_shape(args: argparse.Namespace, options: list[str] | tuple[str, ...]) -> str:
+    """The part of a generation's name its settings fix (a store refuses to resume another): the
+    candidates a tree, gen's decision cap and the branches of its ``options`` (gen's default 2)."""
+    branches = options[options.index("--branches") + 1] if "--branches" in options else "2"
+    return f"m{args.nodes_per_tree}-d{args.gen_max_decisions}-b{branches}"
 
 
 def phase_data(args: argparse.Namespace, arm: str) -> dict[str, int]:
@@ -230,7 +236,8 @@ def onpolicy_rows(args: argparse.Namespace, round_: int, size: int) -> list[dict
 
 
 def onpolicy_name(args: argparse.Namespace, round_: int, size: int, definition: str) -> str:
-    return f"lc-onpolicy-r{round_}-n{size}-{definition.split('.')[-1]}-t{args.onpolicy_trees}-{gen_shape(args)}"
+    shape = gen_shape(args, ONPOLICY_GEN_OPTIONS)
+    return f"lc-onpolicy-r{round_}-n{size}-{definition.split('.')[-1]}-t{args.onpolicy_trees}-{shape}"
 
 
 def onpolicy_data(args: argparse.Namespace, round_: int, size: int) -> dict[str, int]:
@@ -242,9 +249,8 @@ def onpolicy_data(args: argparse.Namespace, round_: int, size: int) -> dict[str,
                for d in TRAINING_DEFINITIONS)
     if not done:
         with dv.ChatServer(model_folder(args, previous), previous, args.max_tokens, args.threads) as server:
-            options = ["--agent", f"openai:{previous}@{server.url}", "--branches", "1", "--coach", "trace",
-                       "--temperature", "0.7", "--model-seed", "0", "--max-tokens", str(args.max_tokens), "--stage-decoding", "on",
-                       *server_options(server)]
+            options = ["--agent", f"openai:{previous}@{server.url}", *ONPOLICY_GEN_OPTIONS,
+                       "--max-tokens", str(args.max_tokens), *server_options(server)]
             for definition in TRAINING_DEFINITIONS:
                 gen_and_export(args, onpolicy_name(args, round_, size, definition), definition, options,
                                ONPOLICY_FIRST_SEED[round_], args.onpolicy_trees)

@@ -188,6 +188,10 @@ def test_a_generation_is_named_by_the_settings_a_resume_must_keep():
     assert lc.data_name(argparse.Namespace(trees=16, nodes_per_tree=80, gen_max_decisions=24), "coached",
                         "sorting.LongSortingTrain") != name
     assert lc.GEN_MAX_DECISIONS > 36  # LongSortingTrain's longest reference path on seeds 0-15
+    assert lc.gen_shape(args, ["--agent", "trace", "--branches", "3"]).endswith("-b3")
+    assert lc.gen_shape(args, ["--agent", "trace"]).endswith("-b2")  # gen's default
+    assert lc.onpolicy_name(argparse.Namespace(onpolicy_trees=8, **vars(args)), 1, 48, "sorting.PairSortingTrain") \
+        == "lc-onpolicy-r1-n48-PairSortingTrain-t8-m80-d40-b1"
 
 
 def test_a_derived_size_outside_the_sizes_is_refused_in_one_line(tmp_path):
