@@ -106,13 +106,20 @@ def masked_turns(dataset: Any) -> int:
                if m.get("role") == "assistant" and m.get("weight") is not None and m["weight"] == 0)
 
 
-def truncated_rows(tokenized: Any, max_length: int | None) -> int:
-    """Rows of a trainer's tokenized dataset cut at ``max_length`` (0 without a limit)."""
+def truncated_rows(tokenized: Any, max_length: int | None, given: int | None = None) -> int:
+    """Rows of a trainer's tokenized dataset cut at ``max_length`` (0 without a limit): an SFT
+    row is cut when tokenized (``input_ids`` at the limit); a DPO pair is cut by the collator when
+    its prompt and longer answer exceed it, and a pair whose prompt alone fills it is dropped
+    (``given``: the rows before tokenizing, so the dropped ones count too)."""
     if max_length is None:
         return 0
-    for column in ("input_ids", "chosen_input_ids", "prompt_input_ids"):
-        if column in tokenized.column_names:
-            return sum(len(ids) >= max_length for ids in tokenized[column])
+    columns = set(tokenized.column_names)
+    if "input_ids" in columns:
+        return sum(len(ids) >= max_length for ids in tokenized["input_ids"])
+    if {"prompt_ids", "chosen_ids", "rejected_ids"} <= columns:
+        cut = sum(len(p) + max(len(c), len(r)) > max_length for p, c, r in
+                  zip(tokenized["prompt_ids"], tokenized["chosen_ids"], tokenized["rejected_ids"], strict=True))
+        return cut + max(0, (given or 0) - len(tokenized))
     return 0
 
 
@@ -181,7 +188,7 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
         trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
                              peft_config=lora_config(lora_r))
     # --8<-- [end:trainer]
-    truncated = truncated_rows(trainer.train_dataset, None if padding_free else max_length)
+    truncated = truncated_rows(trainer.train_dataset, None if padding_free else max_length, len(dataset))
     if truncated:
         print(f"train_sft: {truncated} of {len(dataset)} rows are longer than --max-length {max_length} "
               "tokens; their later turns are not trained on", file=sys.stderr, flush=True)

@@ -110,6 +110,20 @@ def test_the_preference_export_passes_dpos_preparation(exported, tmp_path):
     trainer = DPOTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
                          peft_config=train_sft.lora_config())
     assert len(trainer.train_dataset) == len(dataset)
+    assert train_sft.truncated_rows(trainer.train_dataset, 4096, len(dataset)) == 0
+    tokenized = trainer.train_dataset
+    whole = [len(p) + max(len(c), len(r)) for p, c, r in
+             zip(tokenized["prompt_ids"], tokenized["chosen_ids"], tokenized["rejected_ids"], strict=True)]
+    # a limit inside the longest pair's answers: exactly the pairs above it are cut
+    limit = max(whole) - 1
+    assert train_sft.truncated_rows(tokenized, limit, len(dataset)) == sum(n > limit for n in whole) >= 1
+    # a limit below every prompt: DPO drops the pairs, and they count as cut
+    shortest = min(len(p) for p in tokenized["prompt_ids"])
+    config = DPOConfig(output_dir=str(tmp_path), max_steps=1, use_cpu=True, report_to="none", max_length=shortest)
+    dropped = DPOTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
+                         peft_config=train_sft.lora_config()).train_dataset
+    assert len(dropped) < len(dataset)
+    assert train_sft.truncated_rows(dropped, shortest, len(dataset)) == len(dataset)
 
 
 def test_dpo_trains_from_the_saved_sft_model(exported, tmp_path):
