@@ -50,6 +50,7 @@ from learning_arms import (  # noqa: E402,F401  (re-exported: the experiment's b
     ALL_ARMS,
     DATA_ARMS,
     DERIVED_ARMS,
+    GRPO_FIRST_SEED,
     ONPOLICY_FIRST_SEED,
     budget_plan,
     equal_rows,
@@ -59,31 +60,23 @@ from learning_arms import (  # noqa: E402,F401  (re-exported: the experiment's b
     row_key,
     with_needs,
 )
+from learning_options import GEN_MAX_DECISIONS, NODES_PER_TREE, PHASES, SIZES, build_parser  # noqa: E402,F401
 from learning_report import SPLITS, paired, plot, recovery, report_lines, split_figures  # noqa: E402,F401
 
-PHASES = ("check", "data", "train", "eval", "report")
 #: only the compositional split must not overlap at all
 STRICT_SPLITS = ("compositional",)
 #: splits none of whose items may repeat a training task word for word
 WHOLE_TASK_SPLITS = ("compositional", "perturbed")
+#: the GRPO arm's training tasks: the two-stage ones, with and without the world's failures (a
+#: LongSortingTrain group of 4 rollouts would take minutes of generation a step on 2 cores)
+GRPO_DEFINITIONS = ("sorting.PerturbedPairSortingTrain", "sorting.PairSortingTrain")
 TRAINING_DEFINITIONS = ("sorting.ShortSortingTrain", "sorting.PairSortingTrain", "sorting.PerturbedPairSortingTrain",
                         "sorting.LongSortingTrain")
 HELD_OUT_FIRST_SEED = 1000
 ARMS = DATA_ARMS
-#: the full run's training rows per curve arm. On 2 cores a coached row is about 1,600 tokens and
-#: bf16 training ran about 150-170 tokens/s a core: 192 rows take about 30 minutes an arm, 768
-#: would take about 2 hours, over the run's 4-hour budget with every other arm and evaluation
-SIZES = (48, 96, 192)
 #: the arms measured at every size (the learning curve); the others train at ``--derived-size``
 CURVE_ARMS = ("trace", "coached")
 DPO_LEARNING_RATE = 5e-5
-#: gen candidates per tree: a coached tree is a rollout plus one per validated repair, and a
-#: LongSortingTrain task takes up to 36 decisions (coached, 64 trees: 114 of 308 rows complete at
-#: 80 a tree, 11 of 172 at 40); the shorter definitions' trees end well inside it
-NODES_PER_TREE = 80
-#: gen's decision cap: above the longest training task (LongSortingTrain's reference takes 28-36
-#: decisions on seeds 0-15; at a cap of 24, 58 of 64 trace rows stopped before the end)
-GEN_MAX_DECISIONS = 40
 #: an on-policy round's gen options beside its agent: one branch (as the data arms), the coach,
 #: the model sampled (seeded) with stage-aware decoding
 ONPOLICY_GEN_OPTIONS = ("--branches", "1", "--coach", "trace", "--temperature", "0.7", "--model-seed", "0",
@@ -276,6 +269,9 @@ def training_plan(args: argparse.Namespace, arm: str, size: int) -> dict[str, An
     elif arm == "coached-dpo":
         plan.update(rows=equal_rows(arm_rows(args, "coached", "preference-jsonl"), size), dpo=True,
                     init=str(model_folder(args, f"coached-n{size}")), learning_rate=DPO_LEARNING_RATE)
+    elif arm == "grpo":
+        plan.update(rows=[], grpo=True, init=str(model_folder(args, f"trace-n{size}")), steps=args.grpo_steps,
+                    learning_rate=args.grpo_learning_rate)
     elif round_ is not None:
         plan["rows"] = mixed_rows(onpolicy_rows(args, round_, size), arm_rows(args, "coached"), size)
     else:
@@ -299,11 +295,13 @@ def phase_train(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]
         command = [sys.executable, str(dv.TRAINING / "train_sft.py"), str(data), "--out", str(model),
                    "--steps", str(plan["steps"]), "--batch-size", str(args.batch_size),
                    "--learning-rate", str(plan["learning_rate"])]
+        if plan.get("grpo"):
+            command = grpo_command(args, plan, model)
         if plan["dpo"]:
             command += ["--dpo", "--init", plan["init"]]
         if plan["train_on_masked"]:
             command += ["--train-on-masked"]
-        if args.precision:
+        if args.precision and not plan.get("grpo"):
             command += ["--precision", args.precision]
         subprocess.run(command, check=True, env=training_env(args))
         record_arm(args, label, {k: v for k, v in plan.items() if k != "rows"} | {
@@ -313,7 +311,25 @@ def phase_train(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]
     return facts | {"steps": info.get("steps"), "loss_first": info.get("losses", [None])[0],
                     "loss_last": info.get("losses", [None])[-1], "train_seconds": info.get("train_seconds"),
                     "tokens_per_second": info.get("tokens_per_second"), "masked_turns": info.get("masked_turns"),
-                    "truncated_rows": info.get("truncated_rows")}
+                    "truncated_rows": info.get("truncated_rows")} | (
+        {"seconds_per_step": info.get("seconds_per_step"), "reward_mean": info.get("reward_mean")}
+        if info.get("grpo") else {})
+
+
+def grpo_command(args: argparse.Namespace, plan: Mapping[str, Any], model: Path) -> list[str]:
+    """``train_grpo.py`` for the GRPO arm: ``plan``'s init and steps, groups of
+    ``--grpo-group-size`` over ``--grpo-items`` seeds of each GRPO definition, replies and
+    episodes capped as the evaluation caps them."""
+    seeds = f"{GRPO_FIRST_SEED}-{GRPO_FIRST_SEED + args.grpo_items - 1}"
+    command = [sys.executable, str(dv.TRAINING / "train_grpo.py"), "--init", plan["init"], "--out", str(model),
+               "--steps", str(plan["steps"]), "--group-size", str(args.grpo_group_size),
+               "--learning-rate", str(plan["learning_rate"]), "--definitions", ",".join(GRPO_DEFINITIONS),
+               "--seeds", seeds, "--max-new-tokens", str(args.max_tokens), "--max-decisions", str(args.max_decisions)]
+    if args.precision:
+        command += ["--precision", args.precision]
+    if args.train_threads:
+        command += ["--threads", str(args.train_threads)]
+    return command
 
 
 def training_env(args: argparse.Namespace) -> dict[str, str]:
@@ -393,51 +409,11 @@ def labels_of(arms: list[str], sizes: list[int], derived_size: int | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=None, help="store folder (runs/learning-curve)")
-    parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated, of " + ", ".join(PHASES))
-    parser.add_argument("--check-splits", action="store_true", help="the check phase alone")
-    parser.add_argument("--arms", default=",".join(ALL_ARMS), help="arms, of " + ", ".join(ALL_ARMS))
-    parser.add_argument("--sizes", default=None,
-                        help=f"training rows per curve arm, trace and coached ({','.join(map(str, SIZES))}; "
-                             "--quick: 48)")
-    parser.add_argument("--derived-size", type=int, default=None,
-                        help="training rows of every other arm (noisy, coached-unmasked, coached-dpo, "
-                             "on-policy; default: the smallest of --sizes)")
-    parser.add_argument("--trees", type=int, default=32, help="gen trees per training definition")
-    parser.add_argument("--nodes-per-tree", type=int, default=NODES_PER_TREE,
-                        help=f"gen candidates per tree (--max-nodes = this x trees; {NODES_PER_TREE})")
-    parser.add_argument("--onpolicy-trees", type=int, default=8, help="on-policy gen trees per definition and round")
-    parser.add_argument("--items", type=int, default=None, help="the first N seeds of each split's skeletons")
-    parser.add_argument("--batch-size", type=int, default=1,
-                        help="rows a training step (1: a step a row; at 4, with rows up to 4,096 "
-                             "tokens, one trainer took 12 GB and two side by side were killed for memory)")
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
-    parser.add_argument("--max-decisions", type=int, default=24, help="bench's decision cap (eval)")
-    parser.add_argument("--gen-max-decisions", type=int, default=GEN_MAX_DECISIONS,
-                        help=f"gen's decision cap (data; {GEN_MAX_DECISIONS})")
-    parser.add_argument("--max-tokens", type=int, default=48)
-    parser.add_argument("--threads", type=int, default=1, help="the model server's CPU threads")
-    parser.add_argument("--train-threads", type=int, default=1,
-                        help="the trainer's OpenMP threads (1: a fixed count, so the sums and the "
-                             "weights do not depend on the machine; 0: torch's default)")
-    parser.add_argument("--base-decoding", choices=("on", "off"), default="on",
-                        help="the base model's stage-aware decoding (on: its best)")
-    parser.add_argument("--tuned-decoding", choices=("on", "off"), default="off",
-                        help="a tuned model's (off: every tool offered, as its training rows did; with "
-                             "on, trace SFT at 48 rows called detect_objects in every answer stage: "
-                             "compositional 0/4 on, 4/4 off)")
-    parser.add_argument("--precision", choices=("auto", "bf16", "f32"), default="auto",
-                        help="the trainer's precision (auto: bf16 autocast where the CPU computes bf16, "
-                             "2.3-3.1x f32's tokens/s, else f32; bf16 asks it of DPO too)")
-    parser.add_argument("--labels", default=None,
-                        help="eval/report only these labels (comma-separated, e.g. base,trace-n48)")
-    parser.add_argument("--quick", action="store_true",
-                        help="48 rows (unless --sizes says), 16 trees, 4 seeds per skeleton")
-    parser.add_argument("--smoke", action="store_true", help="check + one arm's data at toy size")
+    parser = build_parser(__doc__.splitlines()[0])
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.items, args.trees, args.onpolicy_trees = args.sizes or "48", args.items or 4, 16, 4
+        args.grpo_steps = min(args.grpo_steps, 8)
     args.sizes = args.sizes or ",".join(map(str, SIZES))
     phases = ["check"] if args.check_splits else [p.strip() for p in args.phases.split(",") if p.strip()]
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
@@ -448,8 +424,9 @@ def main(argv: list[str] | None = None) -> int:
         args.trees, arms, phases, args.items = 2, ["trace"], ["check", "data"], 2
     if max(args.trees, ONPOLICY_FIRST_SEED[2] + args.onpolicy_trees) > HELD_OUT_FIRST_SEED:
         raise SystemExit(f"--trees / --onpolicy-trees would reach the held-out seeds ({HELD_OUT_FIRST_SEED}+)")
-    if args.trees > ONPOLICY_FIRST_SEED[1]:
-        raise SystemExit(f"--trees {args.trees} would reach the on-policy rounds' seeds ({ONPOLICY_FIRST_SEED[1]}+)")
+    if args.trees > GRPO_FIRST_SEED or GRPO_FIRST_SEED + args.grpo_items > ONPOLICY_FIRST_SEED[1]:
+        raise SystemExit(f"--trees {args.trees} / --grpo-items {args.grpo_items} would reach the GRPO arm's "
+                         f"seeds ({GRPO_FIRST_SEED}+) or the on-policy rounds' ({ONPOLICY_FIRST_SEED[1]}+)")
     args.out = (args.out or Path("runs") / ("learning-curve-smoke" if args.smoke else "learning-curve")).resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     missing = dv.extras_missing()

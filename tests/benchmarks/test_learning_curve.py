@@ -125,8 +125,9 @@ def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
     import json
 
     args = argparse.Namespace(out=tmp_path, trees=2, onpolicy_trees=1, nodes_per_tree=40, gen_max_decisions=40,
-                              learning_rate=1e-3,
-                              batch_size=4)
+                              learning_rate=1e-3, batch_size=4, grpo_steps=5, grpo_learning_rate=3e-4,
+                              grpo_group_size=4, grpo_items=8, max_tokens=48, max_decisions=24,
+                              precision="auto", train_threads=1)
 
     def write(name: str, fmt: str, n: int, origin: str = "model") -> None:
         folder = lc.export_folder(args, name, fmt)
@@ -141,7 +142,7 @@ def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
         write(lc.data_name(args, "coached", definition), "preference-jsonl", 2)
         for round_ in (1, 2):
             write(lc.onpolicy_name(args, round_, 48, definition), "chat-jsonl", round_, "recovery")
-    plans = {arm: lc.training_plan(args, arm, 48) for arm in lc.ALL_ARMS}
+    plans = {arm: lc.training_plan(args, arm, 48) for arm in lc.ALL_ARMS if arm != "grpo"}
     assert {len(p["rows"]) for p in plans.values()} == {48}
     assert {p["steps"] for p in plans.values()} == {12}
     assert plans["coached-dpo"]["dpo"] and plans["coached-dpo"]["init"].endswith("tuned-coached-n48")
@@ -151,6 +152,14 @@ def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
     r2 = [r for r in plans["onpolicy-r2"]["rows"] if r["origin"] == "recovery"]
     assert len(r2) == 24 and len({r["id"] for r in r2}) == 12
     assert len({r["id"] for r in plans["trace"]["rows"]}) == 12        # every trace row, cycled
+    # GRPO: no rows, from trace SFT of its size, --grpo-steps groups over seeds of its own
+    grpo = lc.training_plan(args, "grpo", 48)
+    assert grpo["rows"] == [] and grpo["init"].endswith("tuned-trace-n48") and grpo["steps"] == 5
+    command = lc.grpo_command(args, grpo, tmp_path / "m")
+    assert command[command.index("--seeds") + 1] == f"{lc.GRPO_FIRST_SEED}-{lc.GRPO_FIRST_SEED + 7}"
+    assert command[command.index("--init") + 1] == grpo["init"]
+    assert command[command.index("--learning-rate") + 1] == "0.0003"
+    assert command[command.index("--max-decisions") + 1] == "24"      # as the evaluation caps episodes
 
 
 def test_the_trainer_runs_on_a_thread_count_the_command_fixes(monkeypatch):
@@ -192,6 +201,14 @@ def test_a_generation_is_named_by_the_settings_a_resume_must_keep():
     assert lc.gen_shape(args, ["--agent", "trace"]).endswith("-b2")  # gen's default
     assert lc.onpolicy_name(argparse.Namespace(onpolicy_trees=8, **vars(args)), 1, 48, "sorting.PairSortingTrain") \
         == "lc-onpolicy-r1-n48-PairSortingTrain-t8-m80-d40-b1"
+
+
+def test_grpo_seeds_may_not_reach_the_onpolicy_rounds_or_gen_seeds_reach_grpo(tmp_path):
+    """The GRPO arm's training seeds lie between gen's and the on-policy rounds'."""
+    assert 32 <= lc.GRPO_FIRST_SEED and lc.GRPO_FIRST_SEED + 32 <= lc.ONPOLICY_FIRST_SEED[1]  # the defaults fit
+    for options in (["--grpo-items", "300"], ["--trees", str(lc.GRPO_FIRST_SEED + 1)]):
+        with pytest.raises(SystemExit, match="GRPO arm's seeds"):
+            lc.main(["--out", str(tmp_path), "--phases", "report", *options])
 
 
 def test_a_derived_size_outside_the_sizes_is_refused_in_one_line(tmp_path):

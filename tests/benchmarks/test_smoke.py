@@ -18,7 +18,8 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 #: Modules that are helpers of other scripts, not scripts (no ``__main__``).
-HELPERS = {"local_model_server.py", "real_model_measure.py", "learning_arms.py", "learning_report.py"}
+HELPERS = {"local_model_server.py", "real_model_measure.py", "learning_arms.py", "learning_report.py",
+           "learning_options.py"}
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name not in HELPERS)
 
 
