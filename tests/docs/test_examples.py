@@ -20,7 +20,8 @@ PACKAGE = EXAMPLES / "my_magma_scenarios"
 
 
 #: Examples that train a real model: run by their opt-in target (``make test-rl``), not here.
-OPT_IN = ("rl/train_grpo_smollm2.py", "training/train_sft.py", "training/serve_chat.py")
+OPT_IN = ("rl/train_grpo_smollm2.py", "training/train_sft.py", "training/serve_chat.py",
+          "training/train_grpo.py")
 
 
 def example_scripts(*, opt_in: bool = False) -> list[Path]:
