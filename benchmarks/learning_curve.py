@@ -15,7 +15,8 @@ Phases (``--phases``, default all, in this order; each resumes from what ``--out
 - ``train``: trace and coached at every ``--sizes`` (the curve), the other arms at
   ``--derived-size`` (the smallest); per arm and size, the rows drawn at equal budget (``equal_rows``: every arm the
   same number of rows, cycled when an arm has fewer distinct ones, so each sees all of its rows
-  at least once) and ``examples/training/train_sft.py`` for ``ceil(rows / batch)`` steps.
+  at least once) and ``examples/training/train_sft.py`` for ``ceil(rows / batch)`` steps; the
+  GRPO arm: ``examples/training/train_grpo.py`` from trace SFT for ``--grpo-steps`` groups.
 - ``eval``: every split against every tuned model (and the base model at its best decoding:
   stage-aware decoding on), served on loopback, greedy.
 - ``report``: per split x condition x arm: success with its Wilson interval, the exact McNemar

@@ -218,9 +218,11 @@ def train(init: str | Path, out: str | Path, definitions: list[str], seeds: list
         torch.set_num_threads(threads)
     with TrainingEnv(source, slots=slots or group_size, out=Path(out).parent, name=f"rl-grpo-{Path(out).name}",
                      limits=LoopLimits(max_decisions=max_decisions), backend="cpu") as env:
+        # --8<-- [start:trainer]
         trainer = GRPOTrainer(model=model, reward_funcs=[episode_reward], args=config, train_dataset=prompts,
                               processing_class=tokenizer, peft_config=lora_config(lora_r),
                               rollout_func=rollout_func(env, tokenizer, settings, log))
+        # --8<-- [end:trainer]
         try:
             output = trainer.train()
         finally:
