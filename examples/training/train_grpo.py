@@ -109,9 +109,63 @@ class TokenStream:
         self.env_mask += [0] * len(ids)
 
 
+def call_texts(tools: list[dict[str, Any]]) -> list[str] | None:
+    """Every well-formed one-call reply to ``tools`` as the template writes a call: the tools
+    whose arguments are all enums (a tool with a free value, such as ``add_area``'s new name, is
+    left out: it cannot be listed); None when there is none. What the bench's serving engine
+    lets a call be: its tool grammar holds it to the offered tools and their enums."""
+    import itertools
+
+    texts = []
+    for tool in tools:
+        function = tool.get("function") or {}
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        if any(not isinstance(p, dict) or not p.get("enum") for p in properties.values()):
+            continue
+        for values in itertools.product(*(p["enum"] for p in properties.values())):
+            arguments = json.dumps(dict(zip(properties, values, strict=True)))
+            texts.append(f'<tool_call>\n{{"name": {json.dumps(function.get("name"))}, "arguments": {arguments}}}'
+                         "\n</tool_call>")
+    return texts or None
+
+
+class CallTrie:
+    """The token sequences of ``texts`` (each then the end-of-turn token) as a prefix tree, held
+    lazily as llama-server holds a reply under ``tool_choice: auto``: the reply is free until it
+    writes the calls' common start (``<tool_call>\n{"name": "``), then held to the tree."""
+
+    def __init__(self, tokenizer: Any, texts: list[str]) -> None:
+        self.root: dict[int, Any] = {}
+        self.end = tokenizer.eos_token_id
+        sequences = [[*tokenizer(text, add_special_tokens=False)["input_ids"], self.end] for text in texts]
+        for sequence in sequences:
+            node = self.root
+            for token in sequence:
+                node = node.setdefault(token, {})
+        self.trigger: list[int] = []
+        for column in zip(*sequences, strict=False):
+            if len(set(column)) > 1:
+                break
+            self.trigger.append(column[0])
+
+    def allowed(self, generated: list[int]) -> list[int] | None:
+        """The tokens allowed after ``generated``: None while the reply is free."""
+        size = len(self.trigger)
+        starts = [k for k in range(len(generated) - size + 1) if generated[k:k + size] == self.trigger]
+        if not size or not starts:
+            return None
+        node = self.root
+        for token in generated[starts[-1]:]:
+            node = node.get(token)
+            if not node:
+                return [self.end]  # past a call's end: only the end-of-turn token
+        return list(node)
+
+
 def generate(model: Any, tokenizer: Any, streams: list[TokenStream], max_new_tokens: int,
-             temperature: float, autocast: bool) -> list[list[int]]:
-    """One sampled reply per stream (batched, left-padded); each cut after its end-of-turn token."""
+             temperature: float, autocast: bool, tries: list[CallTrie | None] | None = None) -> list[list[int]]:
+    """One sampled reply per stream (batched, left-padded); each cut after its end-of-turn token.
+    ``tries``: per stream, the calls its reply is held to (None: free)."""
     import torch
 
     width = max(len(s.ids) for s in streams)
@@ -120,9 +174,17 @@ def generate(model: Any, tokenizer: Any, streams: list[TokenStream], max_new_tok
     attention = torch.tensor([[0] * (width - len(s.ids)) + [1] * len(s.ids) for s in streams])
     was_training = model.training
     model.eval()
+    every = list(range(len(tokenizer)))
+
+    def allowed(row: int, ids: Any) -> list[int]:
+        trie = tries[row] if tries else None
+        held = trie.allowed(ids[width:].tolist()) if trie is not None else None
+        return every if held is None else held
+
+    constrained = {"prefix_allowed_tokens_fn": allowed} if tries and any(tries) else {}
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
         out = model.generate(input_ids=input_ids, attention_mask=attention, max_new_tokens=max_new_tokens,
-                             do_sample=True, temperature=temperature, top_p=1.0, pad_token_id=pad)
+                             do_sample=True, temperature=temperature, top_p=1.0, pad_token_id=pad, **constrained)
     if was_training:
         model.train()
     replies = []
@@ -130,6 +192,13 @@ def generate(model: Any, tokenizer: Any, streams: list[TokenStream], max_new_tok
         cut = row.index(tokenizer.eos_token_id) + 1 if tokenizer.eos_token_id in row else len(row)
         replies.append(row[:cut])
     return replies
+
+
+def call_trie(stream: TokenStream, tokenizer: Any) -> CallTrie | None:
+    """The calls a reply to ``stream``'s offered tools is held to once it starts one (as the
+    tuned models are evaluated: every tool offered, the server's tool grammar), else None."""
+    texts = call_texts(stream.tools)
+    return CallTrie(tokenizer, texts) if texts else None
 
 
 def rollout_func(env: Any, tokenizer: Any, settings: dict[str, Any], log: list[dict[str, Any]]) -> Any:
@@ -151,8 +220,9 @@ def rollout_func(env: Any, tokenizer: Any, settings: dict[str, Any], log: list[d
             streams = [TokenStream(tokenizer, o.messages, o.tools) for o in group.reset()]
             live = list(range(count))
             while live:
+                tries = [call_trie(streams[i], tokenizer) if settings["call_grammar"] else None for i in live]
                 replies = generate(trainer.model, tokenizer, [streams[i] for i in live],
-                                   settings["max_new_tokens"], settings["temperature"], settings["autocast"])
+                                   settings["max_new_tokens"], settings["temperature"], settings["autocast"], tries)
                 messages: list[Any] = [None] * count
                 for i, generated in zip(live, replies, strict=True):
                     # as the bench's serving engine answers: <tool_call> blocks parsed into tool_calls
@@ -187,7 +257,8 @@ def episode_reward(completions: list[Any], reward: list[float], **_: Any) -> lis
 def train(init: str | Path, out: str | Path, definitions: list[str], seeds: list[int], steps: int = 8,
           group_size: int = 4, learning_rate: float = 1e-4, max_new_tokens: int = 48, temperature: float = 0.7,
           max_decisions: int = 24, max_length: int = 4096, precision: str = "auto", seed: int = 0,
-          lora_r: int = 16, threads: int | None = None, slots: int | None = None) -> dict[str, Any]:
+          lora_r: int = 16, threads: int | None = None, slots: int | None = None,
+          call_grammar: bool = True) -> dict[str, Any]:
     """GRPO for ``steps`` optimizer steps from the merged model ``init``; the merged model,
     its tokenizer and ``training.json`` in ``out``; returns what ``training.json`` holds."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -212,7 +283,7 @@ def train(init: str | Path, out: str | Path, definitions: list[str], seeds: list
                         max_completion_length=max_length, temperature=temperature)
     log: list[dict[str, Any]] = []
     settings = {"max_new_tokens": max_new_tokens, "temperature": temperature, "autocast": precision == "bf16",
-                "max_length": max_length}
+                "max_length": max_length, "call_grammar": call_grammar}
     default_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
@@ -235,7 +306,8 @@ def train(init: str | Path, out: str | Path, definitions: list[str], seeds: list
     facts = {"init": str(init), "grpo": True, "definitions": definitions, "items": len(source),
              "steps": trainer.state.global_step, "group_size": group_size, "learning_rate": learning_rate,
              "temperature": temperature, "max_new_tokens": max_new_tokens, "max_decisions": max_decisions,
-             "precision": precision, "lora_r": lora_r, "train_seconds": round(train_seconds, 1),
+             "precision": precision, "lora_r": lora_r, "call_grammar": call_grammar,
+             "train_seconds": round(train_seconds, 1),
              "seconds_per_step": round(train_seconds / max(1, trainer.state.global_step), 1),
              "rollout_seconds": round(sum(g["rollout_seconds"] for g in log), 1),
              "reward_mean": [e.get("reward") for e in history if "reward" in e],
@@ -262,6 +334,9 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=4096, help="tokens a rollout's stream stops at")
     parser.add_argument("--precision", choices=("auto", "bf16", "f32"), default="auto")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--call-grammar", action=argparse.BooleanOptionalAction, default=True,
+                        help="hold a reply's tool call to the offered tools and their enums once it starts one, "
+                             "as the bench's server does (default on; off: free sampling)")
     args = parser.parse_args()
     seeds = seed_range(args.seeds)
     if max(seeds) >= 1000:
@@ -270,7 +345,7 @@ def main() -> None:
                   steps=args.steps, group_size=args.group_size, learning_rate=args.learning_rate,
                   max_new_tokens=args.max_new_tokens, temperature=args.temperature,
                   max_decisions=args.max_decisions, max_length=args.max_length, precision=args.precision,
-                  threads=args.threads)
+                  threads=args.threads, call_grammar=args.call_grammar)
     print(f"GRPO {facts['steps']} steps of {facts['group_size']} rollouts in {facts['train_seconds']:.0f}s "
           f"({facts['seconds_per_step']:.0f}s a step, rollouts {facts['rollout_seconds']:.0f}s); "
           f"reward per step {facts['reward_mean']}; merged model in {args.out}")

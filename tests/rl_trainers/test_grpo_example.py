@@ -36,7 +36,8 @@ def test_a_group_is_played_to_the_end_and_only_the_models_tokens_are_trained(tmp
     tokenizer.padding_side = "left"
     source = train_grpo.task_source([DEFINITION], [0])
     log: list[dict] = []
-    settings = {"max_new_tokens": 32, "temperature": 0.7, "autocast": False, "max_length": 4096}
+    settings = {"max_new_tokens": 32, "temperature": 0.7, "autocast": False, "max_length": 4096,
+                "call_grammar": True}
     with TrainingEnv(source, slots=2, out=tmp_path, name="rl-grpo-test", limits=LoopLimits(max_decisions=6),
                      backend="cpu") as env:
         rollouts = train_grpo.rollout_func(env, tokenizer, settings, log)

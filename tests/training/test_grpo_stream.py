@@ -77,3 +77,38 @@ def test_a_rollout_stream_is_the_rendered_conversation_and_only_the_model_tokens
 def test_seed_ranges():
     assert train_grpo.seed_range("0-3") == [0, 1, 2, 3]
     assert train_grpo.seed_range("5,200-201") == [5, 200, 201]
+
+
+SORTING_TOOLS = [
+    {"type": "function", "function": {"name": "pick", "parameters": {"type": "object", "properties": {
+        "object": {"type": "string", "enum": ["red_cube", "blue_cube"]}}}}},
+    {"type": "function", "function": {"name": "detect_objects", "parameters": {"type": "object", "properties": {}}}},
+    {"type": "function", "function": {"name": "add_area", "parameters": {"type": "object", "properties": {
+        "area": {"type": "string"}}}}},
+]
+
+
+def test_the_held_calls_are_every_enum_call_as_the_template_writes_it():
+    texts = train_grpo.call_texts(SORTING_TOOLS)
+    assert texts == ['<tool_call>\n{"name": "pick", "arguments": {"object": "red_cube"}}\n</tool_call>',
+                     '<tool_call>\n{"name": "pick", "arguments": {"object": "blue_cube"}}\n</tool_call>',
+                     '<tool_call>\n{"name": "detect_objects", "arguments": {}}\n</tool_call>']  # add_area: a free name
+    rendered = CharTokenizer().apply_chat_template([{"role": "assistant", "content": None, "tool_calls": [
+        {"function": {"name": "pick", "arguments": '{"object": "red_cube"}'}}]}])
+    assert texts[0] in rendered  # what the rows trained on
+    assert train_grpo.call_texts(SORTING_TOOLS[2:]) is None
+
+
+def test_a_reply_is_free_until_it_starts_a_call_then_held_to_a_listed_call_and_its_end():
+    tokenizer = CharTokenizer()
+    trie = train_grpo.CallTrie(tokenizer, train_grpo.call_texts(SORTING_TOOLS))
+    ids = lambda text: tokenizer(text)["input_ids"]  # noqa: E731
+    assert tokenizer.decode(trie.trigger) == '<tool_call>\n{"name": "'
+    assert trie.allowed(ids("I will look first. ")) is None  # free text
+    assert trie.allowed(ids('<tool_call>\n{"name')) is None  # not yet the calls' common start
+    after_name = trie.allowed(ids('Sure. <tool_call>\n{"name": "'))
+    assert sorted(tokenizer.decode([t]) for t in after_name) == ["d", "p"]  # pick or detect_objects only
+    assert trie.allowed(ids('<tool_call>\n{"name": "pick", "arguments": {"object": "')) == ids("r") + ids("b")
+    done = ids('<tool_call>\n{"name": "pick", "arguments": {"object": "red_cube"}}\n</tool_call>')
+    assert trie.allowed(done) == [tokenizer.eos_token_id]  # the turn ends after one call
+    assert trie.allowed([*done, tokenizer.eos_token_id]) == [tokenizer.eos_token_id]
