@@ -20,7 +20,8 @@ NODES_PER_TREE = 80
 #: decisions on seeds 0-15; at a cap of 24, 58 of 64 trace rows stopped before the end)
 GEN_MAX_DECISIONS = 40
 
-#: the GRPO arm's steps: a group of 4 two-stage rollouts and its update took about 56 s on 2 cores
+#: the GRPO arm's steps: a group of 4 two-stage rollouts and its update took about 84 s on 2 cores
+#: with the call grammar (16 steps: 22 minutes)
 GRPO_STEPS = 24
 
 
