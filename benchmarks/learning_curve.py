@@ -293,17 +293,7 @@ def phase_train(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]
         data = args.out / "train-rows" / f"{label}.jsonl"
         data.parent.mkdir(parents=True, exist_ok=True)
         data.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in plan["rows"]))
-        command = [sys.executable, str(dv.TRAINING / "train_sft.py"), str(data), "--out", str(model),
-                   "--steps", str(plan["steps"]), "--batch-size", str(args.batch_size),
-                   "--learning-rate", str(plan["learning_rate"])]
-        if plan.get("grpo"):
-            command = grpo_command(args, plan, model)
-        if plan["dpo"]:
-            command += ["--dpo", "--init", plan["init"]]
-        if plan["train_on_masked"]:
-            command += ["--train-on-masked"]
-        if args.precision and not plan.get("grpo"):
-            command += ["--precision", args.precision]
+        command = grpo_command(args, plan, model) if plan.get("grpo") else sft_command(args, plan, data, model)
         subprocess.run(command, check=True, env=training_env(args))
         record_arm(args, label, {k: v for k, v in plan.items() if k != "rows"} | {
             "rows": len(plan["rows"]), "distinct": len({row_key(r) for r in plan["rows"]}),
@@ -315,6 +305,21 @@ def phase_train(args: argparse.Namespace, arm: str, size: int) -> dict[str, Any]
                     "truncated_rows": info.get("truncated_rows")} | (
         {"seconds_per_step": info.get("seconds_per_step"), "reward_mean": info.get("reward_mean")}
         if info.get("grpo") else {})
+
+
+def sft_command(args: argparse.Namespace, plan: Mapping[str, Any], data: Path, model: Path) -> list[str]:
+    """``train_sft.py`` for an SFT or DPO arm: ``plan``'s rows (written to ``data``), steps,
+    learning rate, init and masking."""
+    command = [sys.executable, str(dv.TRAINING / "train_sft.py"), str(data), "--out", str(model),
+               "--steps", str(plan["steps"]), "--batch-size", str(args.batch_size),
+               "--learning-rate", str(plan["learning_rate"])]
+    if plan["dpo"]:
+        command += ["--dpo", "--init", plan["init"]]
+    if plan["train_on_masked"]:
+        command += ["--train-on-masked"]
+    if args.precision:
+        command += ["--precision", args.precision]
+    return command
 
 
 def grpo_command(args: argparse.Namespace, plan: Mapping[str, Any], model: Path) -> list[str]:

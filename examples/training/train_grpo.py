@@ -32,6 +32,7 @@ import json
 import os
 import sys
 import time
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,14 @@ class TokenStream:
         self.prompt_ids = self._ids(self._render(self.conversation, True))
         self.completion_ids: list[int] = []
         self.env_mask: list[int] = []
+        self._ended_turn = False  # whether the last reply ended with its end-of-turn token
+
+    @cached_property
+    def calls(self) -> CallTrie | None:
+        """The calls a reply to the offered tools is held to once it starts one (as the tuned
+        models are evaluated: every tool offered, the server's tool grammar), else None."""
+        texts = call_texts(self.tools)
+        return CallTrie(self.tokenizer, texts) if texts else None
 
     @property
     def ids(self) -> list[int]:
@@ -194,13 +203,6 @@ def generate(model: Any, tokenizer: Any, streams: list[TokenStream], max_new_tok
     return replies
 
 
-def call_trie(stream: TokenStream, tokenizer: Any) -> CallTrie | None:
-    """The calls a reply to ``stream``'s offered tools is held to once it starts one (as the
-    tuned models are evaluated: every tool offered, the server's tool grammar), else None."""
-    texts = call_texts(stream.tools)
-    return CallTrie(tokenizer, texts) if texts else None
-
-
 def rollout_func(env: Any, tokenizer: Any, settings: dict[str, Any], log: list[dict[str, Any]]) -> Any:
     """TRL's ``rollout_func(prompts, trainer)``: each run of equal prompts (``"item N"``, repeated
     ``num_generations`` times) is one group from one snapshot, played to the end."""
@@ -220,7 +222,7 @@ def rollout_func(env: Any, tokenizer: Any, settings: dict[str, Any], log: list[d
             streams = [TokenStream(tokenizer, o.messages, o.tools) for o in group.reset()]
             live = list(range(count))
             while live:
-                tries = [call_trie(streams[i], tokenizer) if settings["call_grammar"] else None for i in live]
+                tries = [streams[i].calls if settings["call_grammar"] else None for i in live]
                 replies = generate(trainer.model, tokenizer, [streams[i] for i in live],
                                    settings["max_new_tokens"], settings["temperature"], settings["autocast"], tries)
                 messages: list[Any] = [None] * count
