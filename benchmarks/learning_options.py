@@ -8,6 +8,8 @@ from pathlib import Path
 from learning_arms import ALL_ARMS
 
 PHASES = ("check", "data", "train", "eval", "report")
+#: the base models of examples/training/gguf_model.py (named here: this module loads no model code)
+BASE_MODEL_NAMES = ("smollm2", "gemma3")
 #: the full run's training rows per curve arm. On 2 cores a coached row is about 1,600 tokens and
 #: bf16 training ran about 150-170 tokens/s a core: 192 rows take about 30 minutes an arm, 768
 #: would take about 2 hours, over the run's 4-hour budget with every other arm and evaluation
@@ -28,10 +30,15 @@ GRPO_STEPS = 24
 def build_parser(description: str) -> argparse.ArgumentParser:
     """The options of ``benchmarks/learning_curve.py``."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--out", type=Path, default=None, help="store folder (runs/learning-curve)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="store folder (runs/learning-curve; runs/learning-curve-gemma3 for --base-model gemma3)")
+    parser.add_argument("--base-model", choices=BASE_MODEL_NAMES, default="smollm2",
+                        help="the model every arm starts from: smollm2 (SmolLM2-135M-Instruct) or gemma3 "
+                             "(Gemma 3 270M; not the GRPO arm)")
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated, of " + ", ".join(PHASES))
     parser.add_argument("--check-splits", action="store_true", help="the check phase alone")
-    parser.add_argument("--arms", default=",".join(ALL_ARMS), help="arms, of " + ", ".join(ALL_ARMS))
+    parser.add_argument("--arms", default=None,
+                        help="arms, of " + ", ".join(ALL_ARMS) + " (default: all; all but grpo for gemma3)")
     parser.add_argument("--sizes", default=None,
                         help=f"training rows per curve arm, trace and coached ({','.join(map(str, SIZES))}; "
                              "--quick: 48)")
@@ -75,3 +82,21 @@ def build_parser(description: str) -> argparse.ArgumentParser:
                         help="48 rows (unless --sizes says), 16 trees, 4 seeds per skeleton")
     parser.add_argument("--smoke", action="store_true", help="check + one arm's data at toy size")
     return parser
+
+
+def chosen_arms(args: argparse.Namespace) -> list[str]:
+    """The arms ``--arms`` names (default: every arm, but GRPO only on smollm2, whose stream
+    ``train_grpo.py`` reads turn ends of); ``--arms grpo`` on another base is refused."""
+    if not args.arms:
+        return [arm for arm in ALL_ARMS if arm != "grpo" or args.base_model == "smollm2"]
+    arms = [arm.strip() for arm in args.arms.split(",") if arm.strip()]
+    if args.base_model != "smollm2" and "grpo" in arms:
+        raise SystemExit(f"--arms grpo: the GRPO arm runs on smollm2 only, not --base-model {args.base_model}")
+    return arms
+
+
+def default_out(args: argparse.Namespace) -> Path:
+    """The store folder without ``--out``: runs/learning-curve, ``-smoke`` for ``--smoke``, the
+    base model's name after it for any base but smollm2 (its own models, runs and report)."""
+    name = "learning-curve" + ("-smoke" if args.smoke else "")
+    return Path("runs") / (name if args.base_model == "smollm2" else f"{name}-{args.base_model}")

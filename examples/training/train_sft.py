@@ -1,4 +1,4 @@
-"""Fine-tune SmolLM2-135M-Instruct on a MAGMA export with TRL and a LoRA adapter (peft), on the
+"""Fine-tune SmolLM2-135M-Instruct (or Gemma 3 270M: ``--base gemma3``) on a MAGMA export with TRL and a LoRA adapter (peft), on the
 CPU: ``SFTTrainer`` on chat-jsonl rows as ``magma export`` wrote them (``messages`` + ``tools``),
 or ``--dpo``: ``DPOTrainer`` on preference-jsonl rows (``prompt``/``chosen``/``rejected`` +
 ``tools``). The rows are rendered with MAGMA's tool-aware ChatML template (SmolLM2's own drops
@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gguf_model import load_model, plain_model  # noqa: E402
+from gguf_model import BASE_MODELS, base_of, load_model, plain_model  # noqa: E402
 
 #: tokens a training row is cut to: above the longest exported row of the learning curve's
 #: definitions (a coached LongSortingTrain row: about 2,800 SmolLM2 tokens); at 1,536, 24 of 48
@@ -138,14 +138,14 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
           before_train: Callable[[Any], None] | None = None, *, precision: str = "f32",
           batching: str = "padded", group_by_length: bool = False, threads: int | None = None,
           train_on_masked: bool = False, loaded: tuple[Any, Any] | None = None,
-          callbacks: list[Any] | None = None) -> dict[str, Any]:
+          callbacks: list[Any] | None = None, base: str = "smollm2") -> dict[str, Any]:
     """Train for ``steps`` optimizer steps on the export ``source``; returns what it did
     (``trainer``, ``model`` (the peft model), ``log``, ``losses``, ``rows``, ``steps``,
     ``tokens`` (non-padding tokens seen), ``train_seconds``, ``tokens_per_second``,
     ``precision``, ``seconds`` (all of it, loading included)).
     With ``save`` the merged model and tokenizer are written to ``out``.
-    ``init``: the model to start from (``"base"``, or a merged model folder, e.g. the SFT
-    model before DPO); ``loaded``: a ``(model, tokenizer)`` to use instead of loading ``init``.
+    ``init``: the model to start from (``"base"``: base model ``base``, see ``gguf_model``; or
+    a merged model folder, e.g. the SFT model before DPO, whose base its config names); ``loaded``: a ``(model, tokenizer)`` to use instead of loading ``init``.
     ``before_train(model)`` is called on the peft model just before training starts.
     Speed: ``precision`` (``auto``/``bf16``/``f32``, see :func:`resolve_precision`), ``batching``
     (``padded``, or ``padding-free``: each batch one sequence of its rows with position ids,
@@ -162,7 +162,7 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
         raise SystemExit(f"--batching {batching}: one of {', '.join(BATCHINGS)}")
     precision = resolve_precision(precision, dpo)
     started = time.perf_counter()
-    model, tokenizer = loaded if loaded is not None else load_model(init)
+    model, tokenizer = loaded if loaded is not None else load_model(init, base)
     tokenizer.padding_side = "right"
     dataset = load_rows(source, dpo, rows)
     masked = masked_turns(dataset)
@@ -219,7 +219,7 @@ def train(source: str | Path, out: str | Path, steps: int = 30, rows: int | None
         tokenizer.padding_side = "left"
         tokenizer.save_pretrained(str(out))
         (Path(out) / "training.json").write_text(json.dumps(
-            {"source": str(source), "init": str(init), "dpo": dpo, "rows": len(dataset), "steps": result["steps"],
+            {"source": str(source), "init": str(init), "base": base_of(init, base).name, "dpo": dpo, "rows": len(dataset), "steps": result["steps"],
              "learning_rate": learning_rate, "batch_size": batch_size, "lora_r": lora_r,
              "precision": precision, "batching": batching, "group_by_length": group_by_length,
              "threads": threads if threads is not None else default_threads,
@@ -244,6 +244,8 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=MAX_LENGTH,
                         help=f"tokens a row is cut to ({MAX_LENGTH}; the rows cut are counted)")
     parser.add_argument("--init", default="base", help="'base' or a merged model folder to start from")
+    parser.add_argument("--base", choices=sorted(BASE_MODELS), default="smollm2",
+                        help="the base model 'base' names (default smollm2; gemma3: Gemma 3 270M)")
     parser.add_argument("--train-on-masked", action="store_true",
                         help='train on assistant turns marked "weight": 0 too (default: in the context, out of the loss)')
     speed = parser.add_argument_group("speed (benchmarks/sft_throughput.py measures them)")
@@ -269,7 +271,7 @@ def main() -> None:
     result = train(args.export, args.out, steps=args.steps, rows=args.rows, dpo=args.dpo,
                    learning_rate=args.learning_rate, batch_size=args.batch_size, lora_r=args.lora_r,
                    init=args.init, train_on_masked=args.train_on_masked, max_length=args.max_length,
-                   **settings)
+                   base=args.base, **settings)
     losses = result["losses"]
     speed_text = (f"{result['tokens_per_second']:.0f} tokens/s ({result['tokens']} tokens in "
                   f"{result['train_seconds']:.0f}s, {result['precision']})"

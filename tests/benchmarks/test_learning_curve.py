@@ -216,3 +216,24 @@ def test_a_derived_size_outside_the_sizes_is_refused_in_one_line(tmp_path):
         lc.main(["--out", str(tmp_path), "--phases", "report", "--sizes", "48,96", "--derived-size", "24"])
     assert "--derived-size 24: one of --sizes (48,96)" in str(refused.value)
     assert not (tmp_path / "learning_curve.md").exists()
+
+
+def test_a_gemma_run_has_its_own_store_starts_from_gemma_and_leaves_grpo_out():
+    """--base-model gemma3: its own folder, every SFT/DPO arm trained from Gemma (``--base``),
+    GRPO (whose stream reads SmolLM2's turn ends) left out of the default arms and refused
+    when named."""
+    parse = lc.build_parser("").parse_args
+    gemma, smol = parse(["--base-model", "gemma3"]), parse([])
+    assert lc.default_out(gemma) == Path("runs/learning-curve-gemma3")
+    assert lc.default_out(smol) == Path("runs/learning-curve")
+    assert lc.default_out(parse(["--smoke", "--base-model", "gemma3"])) == Path("runs/learning-curve-smoke-gemma3")
+    assert lc.chosen_arms(smol) == list(lc.ALL_ARMS)
+    assert lc.chosen_arms(gemma) == [arm for arm in lc.ALL_ARMS if arm != "grpo"]
+    with pytest.raises(SystemExit, match="the GRPO arm runs on smollm2 only"):
+        lc.chosen_arms(parse(["--base-model", "gemma3", "--arms", "trace,grpo"]))
+    plan = {"steps": 12, "learning_rate": 1e-3, "dpo": True, "init": "/m/tuned-coached-n48", "train_on_masked": False}
+    command = lc.sft_command(gemma, plan, Path("rows.jsonl"), Path("out"))
+    assert command[command.index("--base") + 1] == "gemma3" and "--dpo" in command
+    assert lc.sft_command(smol, plan, Path("rows.jsonl"), Path("out"))[command.index("--base") + 1] == "smollm2"
+    with pytest.raises(SystemExit):
+        parse(["--base-model", "llama9"])

@@ -36,10 +36,10 @@ __all__ = ["CALL_ENDS", "CALL_PREFILLS", "CONSTRAIN_MODES", "call_prefill_text",
            "reply_schema", "response_format", "stage_of", "tool_choice", "tools_prompt"]
 
 #: Named call markers for ``call_prefill``: the chat template -> the text its calls start with.
-CALL_PREFILLS = {"chatml-tools": "<tool_call>\n"}
+CALL_PREFILLS = {"chatml-tools": "<tool_call>\n", "gemma-tools": "<tool_call>\n"}
 #: The text that ends one call of a named marker: the stop sequence of a one-call reply (the
 #: server still parses the call; without it a small model repeats calls up to the token cap).
-CALL_ENDS = {"chatml-tools": "</tool_call>"}
+CALL_ENDS = {"chatml-tools": "</tool_call>", "gemma-tools": "</tool_call>"}
 
 #: Longest free string argument a constrained reply may hold (a small model's runaway name).
 MAX_STRING_LENGTH = 200

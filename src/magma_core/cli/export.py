@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--split-seed", type=_seed, default=42, help="seed of the train/validation split (42)")
     parser.add_argument("--chat-template", default=None, metavar="SOURCE",
                         help="render chat rows into a 'text' field with a chat template: chatml-tools "
-                        "(shipped, tool-aware), a tokenizer folder, its tokenizer_config.json or a .jinja "
+                        "or gemma-tools (shipped, tool-aware), a tokenizer folder, its tokenizer_config.json or a .jinja "
                         "file; rows whose tool calls or results it drops are refused")
     parser.add_argument("--preference-margin", type=_score, default=0.1,
                         help="preference-jsonl: the chosen decision scores more than this above the rejected one (0.1)")

@@ -19,6 +19,7 @@ from magma_core.agents.model_server import (
     start,
     wait_ready,
 )
+from magma_core.agents.stage_decoding import CALL_PREFILLS
 from magma_core.export.chat_template import SHIPPED, template_text
 
 
@@ -43,8 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=0,
                         help="CPU threads (default: half the cores, the rest for the simulator)")
     parser.add_argument("--chat-template", default="chatml-tools",
-                        help="chatml-tools (default: MAGMA's tool-aware ChatML, as exports render), a "
-                        "template or tokenizer file/folder, or 'model' for the GGUF's own")
+                        help="chatml-tools (default: MAGMA's tool-aware ChatML, as exports render), "
+                        "gemma-tools (the same in Gemma's turns), a template or tokenizer file/folder, "
+                        "or 'model' for the GGUF's own")
     parser.add_argument("--outtype", choices=OUT_TYPES, default="f16", help="GGUF type of a converted folder (default f16)")
     parser.add_argument("--quantize", choices=QUANT_TYPES, default=None, help="quantise the GGUF with llama-quantize")
     parser.add_argument("--work-dir", default="runs/served-models",
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     process = start(plan)
     try:
         wait_ready(plan, process)
-        prefill = " --call-prefill chatml-tools" if args.chat_template == "chatml-tools" else ""
+        prefill = f" --call-prefill {args.chat_template}" if args.chat_template in CALL_PREFILLS else ""
         print(f"serving {plan.gguf} as {plan.alias} on {plan.base_url} ({plan.slots} slots)", flush=True)
         print(f"  magma bench run SUITE --agent {plan.agent_spec} --slots {plan.slots} --temperature 0{prefill}",
               flush=True)

@@ -30,7 +30,8 @@ from magma_core.user_error import UserError
 if TYPE_CHECKING:  # named for the annotations only
     from jinja2.parser import Parser
 
-SHIPPED = {"chatml-tools": Path(__file__).parent / "templates" / "chatml_tools.jinja"}
+SHIPPED = {"chatml-tools": Path(__file__).parent / "templates" / "chatml_tools.jinja",
+           "gemma-tools": Path(__file__).parent / "templates" / "gemma_tools.jinja"}
 
 
 class ChatTemplateError(UserError, ValueError):
