@@ -339,7 +339,8 @@ def grpo_command(args: argparse.Namespace, plan: Mapping[str, Any], model: Path)
     command = [sys.executable, str(dv.TRAINING / "train_grpo.py"), "--init", plan["init"], "--out", str(model),
                "--steps", str(plan["steps"]), "--group-size", str(args.grpo_group_size),
                "--learning-rate", str(plan["learning_rate"]), "--definitions", ",".join(GRPO_DEFINITIONS),
-               "--seeds", seeds, "--max-new-tokens", str(args.max_tokens), "--max-decisions", str(args.max_decisions)]
+               "--seeds", seeds, "--max-new-tokens", str(args.max_tokens), "--max-decisions", str(args.max_decisions),
+               "--beta", str(args.grpo_beta)]
     if args.precision:
         command += ["--precision", args.precision]
     if args.train_threads:

@@ -59,6 +59,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--grpo-group-size", type=int, default=4, help="rollouts per GRPO group (one snapshot)")
     parser.add_argument("--grpo-items", type=int, default=32, help="training seeds per GRPO definition")
     parser.add_argument("--grpo-learning-rate", type=float, default=3e-4)
+    parser.add_argument("--grpo-beta", type=float, default=0.0,
+                        help="the GRPO arm's KL weight to trace SFT (0: none)")
     parser.add_argument("--max-decisions", type=int, default=24, help="bench's decision cap (eval)")
     parser.add_argument("--gen-max-decisions", type=int, default=GEN_MAX_DECISIONS,
                         help=f"gen's decision cap (data; {GEN_MAX_DECISIONS})")

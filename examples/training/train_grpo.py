@@ -260,9 +260,11 @@ def train(init: str | Path, out: str | Path, definitions: list[str], seeds: list
           group_size: int = 4, learning_rate: float = 1e-4, max_new_tokens: int = 48, temperature: float = 0.7,
           max_decisions: int = 24, max_length: int = 4096, precision: str = "auto", seed: int = 0,
           lora_r: int = 16, threads: int | None = None, slots: int | None = None,
-          call_grammar: bool = True) -> dict[str, Any]:
+          call_grammar: bool = True, beta: float = 0.0) -> dict[str, Any]:
     """GRPO for ``steps`` optimizer steps from the merged model ``init``; the merged model,
-    its tokenizer and ``training.json`` in ``out``; returns what ``training.json`` holds."""
+    its tokenizer and ``training.json`` in ``out``; returns what ``training.json`` holds.
+    ``beta``: the KL term's weight against ``init`` (0: none, no reference forward pass; with
+    the LoRA adapter the reference is ``init`` itself, the adapter switched off)."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import torch
     from datasets import Dataset
@@ -279,7 +281,7 @@ def train(init: str | Path, out: str | Path, definitions: list[str], seeds: list
     prompts = Dataset.from_list([{"prompt": [{"role": "user", "content": f"item {i}"}]} for i in range(len(source))])
     config = GRPOConfig(output_dir=str(Path(out) / "trainer"), max_steps=steps, learning_rate=learning_rate,
                         per_device_train_batch_size=group_size, num_generations=group_size,
-                        gradient_accumulation_steps=1, beta=0.0, logging_steps=1, save_strategy="no",
+                        gradient_accumulation_steps=1, beta=beta, logging_steps=1, save_strategy="no",
                         report_to="none", use_cpu=True, bf16=precision == "bf16", seed=seed,
                         dataloader_num_workers=0, lr_scheduler_type="constant", warmup_steps=0,
                         max_completion_length=max_length, temperature=temperature)
@@ -308,7 +310,8 @@ def train(init: str | Path, out: str | Path, definitions: list[str], seeds: list
     facts = {"init": str(init), "grpo": True, "definitions": definitions, "items": len(source),
              "steps": trainer.state.global_step, "group_size": group_size, "learning_rate": learning_rate,
              "temperature": temperature, "max_new_tokens": max_new_tokens, "max_decisions": max_decisions,
-             "precision": precision, "lora_r": lora_r, "call_grammar": call_grammar,
+             "precision": precision, "lora_r": lora_r, "call_grammar": call_grammar, "beta": beta,
+             "kl": [e.get("kl") for e in history if "kl" in e],
              "train_seconds": round(train_seconds, 1),
              "seconds_per_step": round(train_seconds / max(1, trainer.state.global_step), 1),
              "rollout_seconds": round(sum(g["rollout_seconds"] for g in log), 1),
@@ -339,6 +342,8 @@ def main() -> None:
     parser.add_argument("--call-grammar", action=argparse.BooleanOptionalAction, default=True,
                         help="hold a reply's tool call to the offered tools and their enums once it starts one, "
                              "as the bench's server does (default on; off: free sampling)")
+    parser.add_argument("--beta", type=float, default=0.0,
+                        help="weight of the KL term to the --init model (default 0: none)")
     args = parser.parse_args()
     seeds = seed_range(args.seeds)
     if max(seeds) >= 1000:
@@ -347,7 +352,7 @@ def main() -> None:
                   steps=args.steps, group_size=args.group_size, learning_rate=args.learning_rate,
                   max_new_tokens=args.max_new_tokens, temperature=args.temperature,
                   max_decisions=args.max_decisions, max_length=args.max_length, precision=args.precision,
-                  threads=args.threads, call_grammar=args.call_grammar)
+                  threads=args.threads, call_grammar=args.call_grammar, beta=args.beta)
     print(f"GRPO {facts['steps']} steps of {facts['group_size']} rollouts in {facts['train_seconds']:.0f}s "
           f"({facts['seconds_per_step']:.0f}s a step, rollouts {facts['rollout_seconds']:.0f}s); "
           f"reward per step {facts['reward_mean']}; merged model in {args.out}")

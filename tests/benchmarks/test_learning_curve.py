@@ -125,7 +125,7 @@ def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
     import json
 
     args = argparse.Namespace(out=tmp_path, trees=2, onpolicy_trees=1, nodes_per_tree=40, gen_max_decisions=40,
-                              learning_rate=1e-3, batch_size=4, grpo_steps=5, grpo_learning_rate=3e-4,
+                              learning_rate=1e-3, batch_size=4, grpo_steps=5, grpo_learning_rate=3e-4, grpo_beta=0.04,
                               grpo_group_size=4, grpo_items=8, max_tokens=48, max_decisions=24,
                               precision="auto", train_threads=1)
 
@@ -160,6 +160,7 @@ def test_every_arm_of_a_size_trains_on_as_many_rows_for_as_many_steps(tmp_path):
     assert command[command.index("--init") + 1] == grpo["init"]
     assert command[command.index("--learning-rate") + 1] == "0.0003"
     assert command[command.index("--max-decisions") + 1] == "24"      # as the evaluation caps episodes
+    assert command[command.index("--beta") + 1] == "0.04"
 
 
 def test_the_trainer_runs_on_a_thread_count_the_command_fixes(monkeypatch):
